@@ -1,0 +1,92 @@
+"""Shared test helpers: paths to ../shared and a builder for small synthetic archives."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from warcdeboil.compression import Codec
+from warcdeboil.writer import WarcWriter, rebuild_record
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+FIXTURES = ROOT / "fixtures"
+
+
+def shared_file(*parts: str) -> Path:
+    """A file under ../shared, or a skip when this checkout has none beside it."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is not available")
+    return path
+
+
+def http_response(body: bytes, headers: list[tuple[str, str]] | None = None,
+                  status: str = "200 OK") -> bytes:
+    head = [f"HTTP/1.1 {status}"]
+    head += [f"{k}: {v}" for k, v in (headers or [("Content-Type", "text/html; charset=utf-8")])]
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+
+
+def warc_record(rec_type: str, url: str, block: bytes, *, content_type: str | None = None,
+                payload_offset: int | None = None, extra: list[tuple[str, str]] | None = None,
+                ) -> tuple[list[tuple[str, str]], bytes]:
+    if content_type is None:
+        content_type = {
+            "response": "application/http; msgtype=response",
+            "request": "application/http; msgtype=request",
+        }.get(rec_type, "application/octet-stream")
+    record_id = uuid.uuid5(uuid.NAMESPACE_URL, f"{rec_type}:{url}:{hashlib.sha1(block).hexdigest()}")
+    headers = [
+        ("WARC-Type", rec_type),
+        ("WARC-Record-ID", f"<urn:uuid:{record_id}>"),
+        ("WARC-Date", "2024-05-01T12:00:00Z"),
+        ("WARC-Target-URI", url),
+        ("Content-Type", content_type),
+        *(extra or []),
+    ]
+    if payload_offset is None and rec_type == "response":
+        end = block.find(b"\r\n\r\n")
+        payload_offset = end + 4 if end >= 0 else None
+    return rebuild_record(headers, block, payload_offset), block
+
+
+ArchiveBuilder = Callable[[Path, list[tuple[list[tuple[str, str]], bytes]], Codec], Path]
+
+
+@pytest.fixture
+def write_archive() -> ArchiveBuilder:
+    """Write records (headers, block) to ``path`` with a codec."""
+
+    def build(path: Path, records: list[tuple[list[tuple[str, str]], bytes]],
+              codec: Codec) -> Path:
+        with open(path, "wb") as fh:
+            writer = WarcWriter(fh, codec)
+            for headers, block in records:
+                writer.write("WARC/1.0", headers, block)
+        return path
+
+    return build
+
+
+def site_pages(host: str, count: int, *, article_words: int = 60) -> list[tuple[str, str]]:
+    """Pages of one site sharing a header, nav and footer, each with its own article."""
+    pages = []
+    for i in range(count):
+        words = " ".join(f"word{i}x{j}" for j in range(article_words))
+        html = (
+            "<!DOCTYPE html><html><head><title>Page {i}</title></head><body>"
+            "<header><div class='logo'>{host} daily</div>"
+            "<nav><ul><li><a href='/'>Home</a></li><li><a href='/news'>News</a></li></ul></nav>"
+            "</header>"
+            "<article><h1>Headline number {i}</h1><p>{words}</p>"
+            "<p>Second paragraph of story {i} keeps going for a while.</p></article>"
+            "<footer><p>Copyright {host}. All rights reserved. Contact us.</p></footer>"
+            "</body></html>"
+        ).format(i=i, host=host, words=words)
+        pages.append((f"http://{host}/story/{i:03d}", html))
+    return pages

@@ -1,0 +1,127 @@
+"""HTTP payloads: codings undone, lies tolerated, bombs refused, charsets found."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+
+import brotli
+import pytest
+
+from warcdeboil.errors import PayloadError
+from warcdeboil.httpbody import (
+    HttpResponse,
+    decode_body,
+    dechunk,
+    detect_charset,
+    is_html,
+    parse_http_response,
+    to_text,
+)
+
+PAGE = b"<html><body><p>caf\xc3\xa9</p></body></html>"
+
+
+def response(body: bytes, *headers: tuple[str, str]) -> HttpResponse:
+    return HttpResponse("HTTP/1.1 200 OK", 200, list(headers), body)
+
+
+def test_parse_http_response_splits_status_headers_body() -> None:
+    block = b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nX-A: 1\r\n  2\r\n\r\n<p>x"
+    parsed = parse_http_response(block)
+    assert parsed is not None
+    assert parsed.status == 404
+    assert parsed.headers == [("Content-Type", "text/html"), ("X-A", "1 2")]
+    assert parsed.body == b"<p>x"
+
+
+@pytest.mark.parametrize(
+    ("coding", "encode"),
+    [
+        ("gzip", gzip.compress),
+        ("deflate", zlib.compress),
+        ("deflate", lambda data: zlib.compress(data)[2:-4]),  # raw deflate, as IIS sends
+        ("br", brotli.compress),
+    ],
+)
+def test_content_encodings_are_undone(coding: str, encode) -> None:
+    assert decode_body(response(encode(PAGE), ("Content-Encoding", coding)), max_size=1 << 20) == PAGE
+
+
+def test_chunked_then_gzip() -> None:
+    zipped = gzip.compress(PAGE)
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(zipped), zipped)
+    got = decode_body(
+        response(chunked, ("Transfer-Encoding", "chunked"), ("Content-Encoding", "gzip")),
+        max_size=1 << 20,
+    )
+    assert got == PAGE
+
+
+def test_gzip_header_on_a_plain_body_keeps_the_body() -> None:
+    assert decode_body(response(PAGE, ("Content-Encoding", "gzip")), max_size=1 << 20) == PAGE
+
+
+def test_broken_chunking_keeps_what_decodes() -> None:
+    assert dechunk(b"5\r\nhello\r\nzz\r\nrest") == b"hellozz\r\nrest"
+    assert dechunk(PAGE) == PAGE
+
+
+def test_decompression_bomb_is_refused() -> None:
+    bomb = gzip.compress(b"\0" * (4 << 20))
+    with pytest.raises(PayloadError, match="inflates past"):
+        decode_body(response(bomb, ("Content-Encoding", "gzip")), max_size=1 << 20)
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "expected"),
+    [
+        ("text/html", b"", True),
+        ("application/xhtml+xml; charset=utf-8", b"", True),
+        ("", b"\n  <!DOCTYPE html><html>", True),
+        ("application/octet-stream", b"<html><body>", True),
+        ("image/png", b"<html>", False),
+        ("", b"\x89PNG\r\n", False),
+        ("application/json", b'{"a": 1}', False),
+    ],
+)
+def test_is_html(content_type: str, body: bytes, expected: bool) -> None:
+    assert is_html(content_type, body) is expected
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "expected"),
+    [
+        ("text/html; charset=windows-1251", b"", "cp1251"),
+        ("text/html", b'<meta charset="gb2312">', "gb18030"),
+        ("text/html", b'<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">',
+         "cp932"),
+        ("text/html; charset=utf-8", b"\xef\xbb\xbf<p>", "utf-8"),
+        ("text/html", b"\xff\xfe<\x00p\x00", "utf-16"),
+        ("text/html", b"<p>plain", "utf-8"),
+        ("text/html; charset=bogus-charset", b"", "utf-8"),
+    ],
+)
+def test_detect_charset(content_type: str, body: bytes, expected: str) -> None:
+    assert detect_charset(content_type, body) == expected
+
+
+def test_mislabelled_utf8_is_not_turned_into_mojibake() -> None:
+    text, used = to_text("Привет, мир".encode(), "cp1252")
+    # cp1252 cannot decode these bytes strictly (0x98 is unmapped), so UTF-8 is used.
+    assert text == "Привет, мир"
+    assert used == "utf-8"
+
+
+@pytest.mark.parametrize(
+    ("text", "charset"),
+    [("Привет, мир", "cp1251"), ("北京欢迎你", "gb18030"), ("Größe", "cp1252"),
+     ("日本語のページ", "cp932")],
+)
+def test_legacy_charsets_decode(text: str, charset: str) -> None:
+    assert to_text(text.encode(charset), charset) == (text, charset)
+
+
+def test_utf16_with_bom() -> None:
+    body = "\ufeff<p>Ωmega</p>".encode("utf-16-le")
+    assert to_text(body, detect_charset("text/html", body))[0] == "<p>Ωmega</p>"

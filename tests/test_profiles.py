@@ -1,0 +1,33 @@
+"""Profiles on disk: written per partition, read back by site."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from warcdeboil.fit import SiteProfile
+from warcdeboil.index import partition_of
+from warcdeboil.profiles import ProfileReader, ProfileWriter, profile_path
+
+
+def test_profiles_round_trip(tmp_path: Path) -> None:
+    profiles = [SiteProfile(f"s{i}.example", 10 + i, 9 + i, frozenset({i, 2**64 - 1 - i}))
+                for i in range(20)]
+    for part in range(4):
+        with ProfileWriter(profile_path(tmp_path, part)) as writer:
+            for profile in profiles:
+                if partition_of(profile.site, 4) == part:
+                    writer.add(profile)
+    with ProfileReader(tmp_path, 4, cache_size=3) as reader:
+        assert [reader.get(p.site) for p in profiles] == profiles
+        assert reader.get("unknown.example") is None
+
+
+def test_failed_write_leaves_no_file(tmp_path: Path) -> None:
+    path = profile_path(tmp_path, 0)
+    try:
+        with ProfileWriter(path) as writer:
+            writer.add(SiteProfile("a", 1, 1, frozenset({1})))
+            raise RuntimeError("interrupted")
+    except RuntimeError:
+        pass
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,5 @@
+"""``python -m warcdeboil`` runs the command line."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,84 @@
+"""In-memory API for pages already at hand: ``Deboiler().fit(pages).transform(pages)``.
+
+A page is a ``(url, html)`` pair, html as ``str`` or UTF-8 ``bytes``. ``fit`` learns one profile per
+site exactly as the file pipeline does (same hashing, same pairing of URL-sorted neighbours);
+``transform`` cleans pages with what was learned and never changes the fitted state, so calling
+it twice gives the same answer.
+
+>>> nav = "<nav><ul><li>Home</li><li>About</li></ul></nav>"
+>>> pages = [(f"http://example.com/{i}", f"<body>{nav}<div>Story {i}</div></body>") for i in range(3)]
+>>> [page.text for page in Deboiler().fit(pages).transform(pages)]
+['Story 0', 'Story 1', 'Story 2']
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from .clean import clean_markup
+from .dom import PageSignature, page_signature, parse_html
+from .fit import FitParams, SiteProfile, fit_site
+from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
+
+__all__ = ["CleanPage", "Deboiler"]
+
+Page = tuple[str, "str | bytes"]
+
+
+@dataclass(frozen=True, slots=True)
+class CleanPage:
+    """One transformed page."""
+
+    url: str
+    site: str
+    title: str
+    text: str
+    html: str | None
+    removed_subtrees: int
+
+
+class Deboiler:
+    """Learns site templates from pages in memory and removes them (scikit-learn style)."""
+
+    def __init__(
+        self, *, site_key: SiteKeyMode = SiteKeyMode.HOST, params: FitParams | None = None
+    ) -> None:
+        self.site_key = SiteKeyMode(site_key)
+        self.params = params or FitParams()
+        self.profiles_: dict[str, SiteProfile] = {}
+        self._keyer = SiteKeyer(self.site_key)
+
+    def fit(self, pages: Iterable[Page]) -> Deboiler:
+        """Learn a profile for every site with at least two pages; returns ``self``."""
+        by_site: dict[str, list[tuple[str, PageSignature]]] = defaultdict(list)
+        for url, html in pages:
+            site = self._keyer(url)
+            if site:
+                by_site[site].append((url_sort_key(url), page_signature(parse_html(html))))
+        profiles = {}
+        for site in sorted(by_site):
+            ordered = [sig for _, sig in sorted(by_site[site], key=lambda item: item[0])]
+            profile = fit_site(site, ordered, self.params)
+            if profile.pairs and profile.hashes:
+                profiles[site] = profile
+        self.profiles_ = profiles
+        return self
+
+    def transform(self, pages: Iterable[Page], *, html: bool = False) -> Iterator[CleanPage]:
+        """Clean each page with its site's profile (pages of unknown sites pass unchanged)."""
+        for url, markup in pages:
+            site = self._keyer(url)
+            profile = self.profiles_.get(site)
+            cleaned = clean_markup(
+                markup, profile.hashes if profile else frozenset(), keep_html=html
+            )
+            yield CleanPage(
+                url, site, cleaned.title, cleaned.text, cleaned.html, cleaned.removed_subtrees
+            )
+
+    def fit_transform(self, pages: Iterable[Page], *, html: bool = False) -> list[CleanPage]:
+        """``fit`` then ``transform`` on the same pages."""
+        pages = list(pages)
+        return list(self.fit(pages).transform(pages, html=html))

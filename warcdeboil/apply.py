@@ -1,0 +1,305 @@
+"""Pass 2: stream one archive again, in its order, remove each page's site template, write output.
+
+One output file per input, records in the input's order. ``warc`` carries every record; records
+that are not cleaned HTML pages keep their bytes (copied compressed when the codec is unchanged).
+``text`` writes one WET-style ``conversion`` record per page; ``jsonl`` one object per page.
+"""
+
+from __future__ import annotations
+
+import enum
+import gzip
+import json
+import logging
+import os
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from .clean import CleanedPage, clean_markup
+from .compression import Codec
+from .errors import RecordError
+from .pages import HtmlPage, html_page
+from .profiles import ProfileReader
+from .reader import WarcRecord, iter_records, open_archive
+from .sitekey import SiteKeyer, SiteKeyMode
+from .writer import AtomicFile, WarcWriter, rebuild_record, sha1_digest
+
+__all__ = ["ApplyJob", "ApplyStats", "OutputFormat", "apply_file"]
+
+log = logging.getLogger(__name__)
+
+PROGRESS_EVERY = 256
+# JSONL is one gzip stream of text: level 1 compresses it 2.3x instead of level 6's 2.6x, at a
+# quarter of the CPU (measured on the dragnet eval output: 11.6 MB of text, 0.65 s vs 0.15 s).
+JSONL_GZIP_LEVEL = 1
+_ID_NAMESPACE = uuid.UUID("6b1f5c9e-3d7a-4f0e-9a51-2c8e7d4b0a13")
+# HTTP headers that no longer describe a body we wrote plain; kept under Common Crawl's names.
+_STALE_HTTP_HEADERS = {
+    "content-encoding": "X-Crawler-Content-Encoding",
+    "transfer-encoding": "X-Crawler-Transfer-Encoding",
+    "content-length": "X-Crawler-Content-Length",
+}
+
+
+class OutputFormat(str, enum.Enum):
+    """What pass 2 writes."""
+
+    WARC = "warc"
+    TEXT = "text"
+    JSONL = "jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyJob:
+    """Everything a worker needs to clean one file (picklable)."""
+
+    path: str
+    output: str
+    format: OutputFormat
+    codec: Codec
+    profiles_dir: str | None
+    partitions: int
+    site_key: SiteKeyMode
+    max_page_bytes: int
+
+
+@dataclass(slots=True)
+class ApplyStats:
+    """What one apply did."""
+
+    path: str
+    output: str = ""
+    records: int = 0
+    pages: int = 0
+    cleaned: int = 0
+    carried: int = 0
+    html_bytes_before: int = 0
+    html_bytes_after: int = 0
+    removed_subtrees: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+    def merge(self, other: ApplyStats) -> None:
+        for name in ("records", "pages", "cleaned", "carried", "html_bytes_before",
+                     "html_bytes_after", "removed_subtrees"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.errors.update(other.errors)
+
+
+def apply_file(job: ApplyJob, progress: Callable[[int], None] | None = None) -> ApplyStats:
+    """Clean one archive into ``job.output`` (atomically)."""
+    stats = ApplyStats(job.path, job.output)
+    keyer = SiteKeyer(job.site_key)
+    profiles = (
+        ProfileReader(Path(job.profiles_dir), job.partitions) if job.profiles_dir else None
+    )
+    source, in_codec = open_archive(job.path)
+    try:
+        with AtomicFile(Path(job.output)) as out:
+            sink = _make_sink(job, out, in_codec, source)
+            try:
+                for record in iter_records(job.path):
+                    stats.records += 1
+                    if progress is not None and stats.records % PROGRESS_EVERY == 0:
+                        progress(PROGRESS_EVERY)
+                    _apply_record(record, job, keyer, profiles, sink, stats)
+            except RecordError as exc:
+                stats.errors[exc.reason] += 1
+                log.warning("%s", exc)
+            sink.close()
+    finally:
+        source.close()
+        if profiles is not None:
+            profiles.close()
+    if progress is not None:
+        progress(stats.records % PROGRESS_EVERY)
+    return stats
+
+
+def _apply_record(
+    record: WarcRecord,
+    job: ApplyJob,
+    keyer: SiteKeyer,
+    profiles: ProfileReader | None,
+    sink: _Sink,
+    stats: ApplyStats,
+) -> None:
+    try:
+        page = html_page(record, max_bytes=job.max_page_bytes)
+    except RecordError as exc:
+        stats.errors[exc.reason] += 1
+        log.warning("%s@%d: %s", job.path, record.offset, exc.reason)
+        page = None
+    if page is None:
+        stats.carried += 1
+        sink.carry(record)
+        return
+    stats.pages += 1
+    site = keyer(page.url)
+    profile = profiles.get(site) if profiles is not None and site else None
+    template = profile.hashes if profile is not None else frozenset()
+    cleaned = clean_markup(page.markup, template, keep_html=sink.wants_html)
+    stats.cleaned += 1
+    stats.removed_subtrees += cleaned.removed_subtrees
+    stats.html_bytes_before += len(page.body)
+    after = cleaned.html.encode("utf-8", "surrogatepass") if cleaned.html is not None else None
+    stats.html_bytes_after += cleaned.html_bytes
+    sink.page(record, page, site, cleaned, after)
+
+
+class _Sink:
+    wants_html = False
+
+    def carry(self, record: WarcRecord) -> None:
+        """A record that is not a cleaned page."""
+
+    def page(
+        self, record: WarcRecord, page: HtmlPage, site: str, cleaned: CleanedPage,
+        html: bytes | None,
+    ) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Flush what is buffered."""
+
+
+def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) -> _Sink:
+    if job.format is OutputFormat.WARC:
+        return _WarcSink(out, job.codec, in_codec, source)
+    if job.format is OutputFormat.TEXT:
+        return _TextSink(out, job.codec)
+    return _JsonlSink(out, job.codec, job.path)
+
+
+class _WarcSink(_Sink):
+    wants_html = True
+
+    def __init__(self, out: BinaryIO, codec: Codec, in_codec: Codec, source: BinaryIO) -> None:
+        self._writer = WarcWriter(out, codec)
+        # Records are copied compressed, byte for byte, when the codec does not change (zstd
+        # frames may depend on the input's dictionary, so they are always re-encoded).
+        self._copy_raw = codec is in_codec and codec is not Codec.ZSTD
+        self._source = source
+
+    def carry(self, record: WarcRecord) -> None:
+        if self._copy_raw and record.addressable and record.length > 0:
+            self._source.seek(record.offset)
+            raw = self._source.read(record.length)
+            if len(raw) == record.length:
+                self._writer.write_compressed(raw)
+                return
+        self._writer.write_raw(record.to_bytes())
+
+    def page(
+        self, record: WarcRecord, page: HtmlPage, site: str, cleaned: CleanedPage,
+        html: bytes | None,
+    ) -> None:
+        assert html is not None
+        if page.response is None:
+            block = html
+            payload_offset = None
+            headers = [
+                (k, "text/html; charset=utf-8" if k.lower() == "content-type" else v)
+                for k, v in record.headers
+            ]
+        else:
+            http_head = _http_head(page, len(html))
+            block = http_head + html
+            payload_offset = len(http_head)
+            headers = record.headers
+        self._writer.write(record.version, rebuild_record(headers, block, payload_offset), block)
+
+
+def _http_head(page: HtmlPage, body_length: int) -> bytes:
+    assert page.response is not None
+    lines = [page.response.status_line]
+    for key, value in page.response.headers:
+        lower = key.lower()
+        if lower in _STALE_HTTP_HEADERS:
+            lines.append(f"{_STALE_HTTP_HEADERS[lower]}: {value}")
+        elif lower == "content-type":
+            lines.append(f"{key}: {value.split(';', 1)[0].strip() or 'text/html'}; charset=utf-8")
+        else:
+            lines.append(f"{key}: {value}")
+    lines.append(f"Content-Length: {body_length}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
+
+
+class _TextSink(_Sink):
+    """WET-style output: a warcinfo record, then one ``conversion`` record per page."""
+
+    def __init__(self, out: BinaryIO, codec: Codec) -> None:
+        self._writer = WarcWriter(out, codec)
+        self._started = False
+
+    def page(
+        self, record: WarcRecord, page: HtmlPage, site: str, cleaned: CleanedPage,
+        html: bytes | None,
+    ) -> None:
+        date = record.get("WARC-Date") or "1970-01-01T00:00:00Z"
+        if not self._started:
+            self._started = True
+            info = b"software: warcdeboil\r\nformat: WARC conversion records (WET)\r\n"
+            self._writer.write("WARC/1.0", [
+                ("WARC-Type", "warcinfo"),
+                ("WARC-Date", date),
+                ("WARC-Record-ID", _derived_id("warcinfo", record.record_id)),
+                ("Content-Type", "application/warc-fields"),
+                ("Content-Length", str(len(info))),
+                ("WARC-Block-Digest", sha1_digest(info)),
+            ], info)
+        body = cleaned.text.encode("utf-8", "surrogatepass")
+        headers = [
+            ("WARC-Type", "conversion"),
+            ("WARC-Target-URI", page.url),
+            ("WARC-Date", date),
+            ("WARC-Record-ID", _derived_id("conversion", record.record_id)),
+            ("WARC-Refers-To", record.record_id),
+            ("WARC-Block-Digest", sha1_digest(body)),
+            ("Content-Type", "text/plain"),
+            ("Content-Length", str(len(body))),
+        ]
+        self._writer.write("WARC/1.0", headers, body)
+
+
+class _JsonlSink(_Sink):
+    def __init__(self, out: BinaryIO, codec: Codec, source_path: str) -> None:
+        self._gzip = gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=JSONL_GZIP_LEVEL) if (
+            codec is Codec.GZIP) else None
+        self._out: BinaryIO = self._gzip if self._gzip is not None else out  # type: ignore[assignment]
+        self._warc_file = os.path.basename(source_path)
+
+    def page(
+        self, record: WarcRecord, page: HtmlPage, site: str, cleaned: CleanedPage,
+        html: bytes | None,
+    ) -> None:
+        obj = {
+            "url": page.url,
+            "site": site,
+            "record_id": record.record_id,
+            "warc_file": self._warc_file,
+            "offset": record.offset,
+            "length": record.length,
+            "date": record.get("WARC-Date"),
+            "charset": page.charset,
+            "title": cleaned.title,
+            "text": cleaned.text,
+            "html_bytes_before": len(page.body),
+            "html_bytes_after": cleaned.html_bytes,
+            "removed_subtrees": cleaned.removed_subtrees,
+        }
+        self._out.write(json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        self._out.write(b"\n")
+
+    def close(self) -> None:
+        if self._gzip is not None:
+            self._gzip.close()
+
+
+def _derived_id(kind: str, source_id: str) -> str:
+    """A record ID derived from the source record's: the same input gives the same output."""
+    return f"<urn:uuid:{uuid.uuid5(_ID_NAMESPACE, kind + source_id)}>"
+

@@ -1,0 +1,306 @@
+"""The ``warcdeboil`` command line: clean, and the stages one by one (index, fit, apply).
+
+Command bodies parse options, call the library and print; errors are one line on stderr with exit
+status 1 (2 for usage), no traceback unless ``-v``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .apply import OutputFormat
+from .compression import Codec
+from .errors import WarcDeboilError
+from .sitekey import SiteKeyMode
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Clean web archives: learn each site's boilerplate and remove it.",
+)
+
+Inputs = Annotated[
+    list[Path], typer.Argument(help="WARC/ARC files, or directories searched recursively.")
+]
+Workers = Annotated[
+    int, typer.Option("--workers", "-j", help="Worker processes (0: all cores).", min=0)
+]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log details; show tracebacks.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or summary.")]
+SiteKey = Annotated[
+    SiteKeyMode, typer.Option("--site-key", help="Group pages by host (minus www.) or domain.")
+]
+Format = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to write.")]
+Compress = Annotated[
+    str,
+    typer.Option("--compress", help="Output compression: auto (follow input), gzip, zstd, none."),
+]
+MinOccurrence = Annotated[
+    int, typer.Option("--min-occurrence", min=1, help="Pairs that must share a subtree.")
+]
+MaxIou = Annotated[
+    float, typer.Option("--max-iou", min=0.0, max=1.0, help="Skip pairs more alike than this.")
+]
+RunSize = Annotated[
+    int, typer.Option("--run-size", min=1, help="MiB of index entries per sorted run.")
+]
+
+
+def _options(**kwargs: Any) -> Any:
+    from .fit import FitParams
+    from .pipeline import Options
+
+    fit = FitParams(
+        max_iou=kwargs.pop("max_iou"), min_occurrence=kwargs.pop("min_occurrence")
+    )
+    compress = kwargs.pop("compress", "auto")
+    codec = None if compress == "auto" else _codec(compress)
+    run_size = kwargs.pop("run_size", 64)
+    return Options(fit=fit, compress=codec, run_bytes=run_size << 20, **kwargs)
+
+
+def _codec(name: str) -> Codec:
+    try:
+        return Codec(name)
+    except ValueError:
+        raise typer.BadParameter(f"{name!r}: choose auto, gzip, zstd or none") from None
+
+
+class _Bars:
+    """Progress bars on stderr for the stages; a no-op when quiet or not a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self._progress = None
+        self._tasks: dict[str, Any] = {}
+        self._records: dict[str, int] = {}
+        self._started: dict[str, float] = {}
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            self._progress = Progress(
+                TextColumn("{task.description:<8}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[detail]}"),
+                console=Console(stderr=True),
+                transient=False,
+            )
+
+    def __enter__(self) -> _Bars:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, stage: str, advance: int, total: int) -> None:
+        if self._progress is None:
+            return
+        if stage not in self._tasks:
+            label = {"scan": "files", "fit": "parts", "write": "files"}.get(stage, "")
+            self._tasks[stage] = self._progress.add_task(stage, total=total, detail=label)
+            self._records[stage] = 0
+            self._started[stage] = time.monotonic()
+        self._records[stage] += advance
+        elapsed = max(time.monotonic() - self._started[stage], 1e-6)
+        unit = "partitions" if stage == "fit" else "records"
+        detail = (
+            f"{self._records[stage]:,} {unit}"
+            if stage == "fit"
+            else f"{self._records[stage]:,} {unit}, {self._records[stage] / elapsed:,.0f}/s"
+        )
+        self._progress.update(self._tasks[stage], advance=1, detail=detail)
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.ERROR,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def _fail(exc: BaseException, verbose: bool) -> None:
+    if verbose:
+        raise exc
+    typer.echo(f"warcdeboil: error: {exc}", err=True)
+    raise typer.Exit(1)
+
+
+def _print_summary(data: dict[str, Any], quiet: bool) -> None:
+    if quiet:
+        return
+    before = data.get("html_bytes_before", 0)
+    after = data.get("html_bytes_after", 0)
+    lines = [
+        f"inputs        {data.get('inputs', 0):>12,}",
+        f"records       {data.get('records', 0):>12,}",
+        f"HTML pages    {data.get('pages', 0):>12,}",
+        f"sites         {data.get('sites', 0):>12,}   fitted: {data.get('sites_fitted', 0):,}",
+        f"HTML bytes    {before:>12,} → {after:,}"
+        + (f" ({after / before:.0%})" if before else ""),
+    ]
+    errors = data.get("errors") or {}
+    lines.append(f"errors        {sum(errors.values()):>12,}")
+    lines.extend(f"  {count:>6,}  {reason}" for reason, count in sorted(errors.items()))
+    for line in lines:
+        typer.echo(line, err=True)
+
+
+@app.command()
+def clean(
+    inputs: Inputs,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output directory.")],
+    fmt: Format = OutputFormat.WARC,
+    compress: Compress = "auto",
+    workers: Workers = 0,
+    work_dir: Annotated[
+        Path | None, typer.Option("--work-dir", help="Keep the index and profiles here.")
+    ] = None,
+    keep_work_dir: Annotated[
+        bool, typer.Option("--keep-work-dir", help="Keep the temporary work directory.")
+    ] = False,
+    site_key: SiteKey = SiteKeyMode.HOST,
+    min_occurrence: MinOccurrence = 1,
+    max_iou: MaxIou = 0.95,
+    run_size: RunSize = 64,
+    json_summary: Annotated[
+        bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
+    ] = False,
+    verbose: Verbose = False,
+    quiet: Quiet = False,
+) -> None:
+    """Index, fit and rewrite: one cleaned output per input."""
+    from .pipeline import clean as run_clean
+
+    _setup_logging(verbose)
+    try:
+        options = _options(
+            format=fmt, compress=compress, workers=workers, site_key=site_key,
+            min_occurrence=min_occurrence, max_iou=max_iou, run_size=run_size,
+        )
+        with _Bars(not quiet and sys.stderr.isatty()) as bars:
+            summary = run_clean(
+                inputs, output, options, work_dir=work_dir, keep_work_dir=keep_work_dir,
+                progress=bars,
+            )
+    except WarcDeboilError as exc:
+        _fail(exc, verbose)
+        return
+    data = summary.to_dict()
+    if json_summary:
+        typer.echo(json.dumps(data, indent=2, sort_keys=True))
+    _print_summary(data, quiet or json_summary)
+    if summary.errors:
+        raise typer.Exit(3)
+
+
+@app.command()
+def index(
+    inputs: Inputs,
+    work_dir: Annotated[Path, typer.Option("--work-dir", help="Where the index goes.")],
+    workers: Workers = 0,
+    site_key: SiteKey = SiteKeyMode.HOST,
+    run_size: RunSize = 64,
+    verbose: Verbose = False,
+    quiet: Quiet = False,
+) -> None:
+    """Pass 1: scan archives and write the sorted page index to WORK_DIR."""
+    from .pipeline import build_index, discover_inputs
+
+    _setup_logging(verbose)
+    try:
+        options = _options(
+            workers=workers, site_key=site_key, run_size=run_size, max_iou=0.95,
+            min_occurrence=1,
+        )
+        found = discover_inputs(inputs)
+        with _Bars(not quiet and sys.stderr.isatty()) as bars:
+            stats = build_index([p for p, _ in found], work_dir, options, bars)
+    except WarcDeboilError as exc:
+        _fail(exc, verbose)
+        return
+    _print_summary(
+        {"inputs": len(found), "records": stats.records, "pages": stats.pages,
+         "errors": dict(stats.errors)},
+        quiet,
+    )
+
+
+@app.command()
+def fit(
+    work_dir: Annotated[Path, typer.Option("--work-dir", help="Holds the index from `index`.")],
+    profiles: Annotated[Path, typer.Option("--profiles", help="Where site profiles go.")],
+    workers: Workers = 0,
+    min_occurrence: MinOccurrence = 1,
+    max_iou: MaxIou = 0.95,
+    verbose: Verbose = False,
+    quiet: Quiet = False,
+) -> None:
+    """Learn each site's template from the index; write site profiles to PROFILES."""
+    from .pipeline import fit_profiles
+
+    _setup_logging(verbose)
+    try:
+        options = _options(workers=workers, min_occurrence=min_occurrence, max_iou=max_iou)
+        with _Bars(not quiet and sys.stderr.isatty()) as bars:
+            stats = fit_profiles(work_dir, profiles, options, bars)
+    except WarcDeboilError as exc:
+        _fail(exc, verbose)
+        return
+    _print_summary({"sites": stats.sites, "sites_fitted": stats.sites_fitted,
+                    "pages": stats.pages}, quiet)
+
+
+@app.command()
+def apply(
+    inputs: Inputs,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output directory.")],
+    profiles: Annotated[Path, typer.Option("--profiles", help="Site profiles from `fit`.")],
+    fmt: Format = OutputFormat.WARC,
+    compress: Compress = "auto",
+    workers: Workers = 0,
+    verbose: Verbose = False,
+    quiet: Quiet = False,
+) -> None:
+    """Pass 2: clean archives with existing site profiles (also archives not in the fit)."""
+    from .pipeline import apply_profiles, discover_inputs
+
+    _setup_logging(verbose)
+    try:
+        options = _options(
+            format=fmt, compress=compress, workers=workers, max_iou=0.95, min_occurrence=1
+        )
+        found = discover_inputs(inputs)
+        with _Bars(not quiet and sys.stderr.isatty()) as bars:
+            stats = apply_profiles(found, output, profiles, options, bars)
+    except WarcDeboilError as exc:
+        _fail(exc, verbose)
+        return
+    _print_summary(
+        {"inputs": len(found), "records": stats.records, "pages": stats.pages,
+         "html_bytes_before": stats.html_bytes_before,
+         "html_bytes_after": stats.html_bytes_after, "errors": dict(stats.errors)},
+        quiet,
+    )
+    if stats.errors:
+        raise typer.Exit(3)
+
+
+def main() -> None:
+    """Entry point of the ``warcdeboil`` script."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("warcdeboil: interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,63 @@
+"""Exceptions raised by warcdeboil.
+
+Every error the library raises on purpose derives from one root::
+
+    WarcDeboilError
+    ├── ConfigError           bad option, unusable path, missing optional dependency
+    ├── InputError            an input file cannot be used at all (not an archive, unreadable)
+    │   └── RandomAccessError  records cannot be read by offset (e.g. one gzip stream for the file)
+    ├── RecordError           one record is malformed; the run goes on with the next one
+    │   └── PayloadError      the HTTP payload cannot be decoded (chunking, gzip, brotli, limits)
+    └── WorkDirError          the work directory holds an index or profiles we cannot use
+
+Messages are one line, say which file and offset, and where possible what to do.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "InputError",
+    "PayloadError",
+    "RandomAccessError",
+    "RecordError",
+    "WarcDeboilError",
+    "WorkDirError",
+]
+
+
+class WarcDeboilError(Exception):
+    """Root of every error warcdeboil raises on purpose."""
+
+
+class ConfigError(WarcDeboilError):
+    """An option or path given by the user cannot be used."""
+
+
+class InputError(WarcDeboilError):
+    """An input file cannot be read as an archive."""
+
+
+class RandomAccessError(InputError):
+    """Records of this file cannot be addressed by offset."""
+
+
+class RecordError(WarcDeboilError):
+    """One record is malformed; reading can go on with the next one."""
+
+    def __init__(self, message: str, *, path: str = "", offset: int | None = None) -> None:
+        self.path = path
+        self.offset = offset
+        where = f"{path}" if path else ""
+        if offset is not None:
+            where = f"{where}@{offset}" if where else f"offset {offset}"
+        super().__init__(f"{where}: {message}" if where else message)
+        self.reason = message
+
+
+class PayloadError(RecordError):
+    """The HTTP payload of a record cannot be decoded."""
+
+
+class WorkDirError(WarcDeboilError):
+    """The work directory holds data we cannot use."""

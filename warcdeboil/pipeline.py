@@ -1,0 +1,392 @@
+"""The local engine: index, fit and apply over many files with a pool of worker processes.
+
+Stages can run one by one (``index`` → ``fit`` → ``apply``) or all at once (:func:`clean`). The work
+directory holds the index runs and the profiles; its layout does not depend on the number of
+workers, so results are byte-identical whatever ``workers`` is.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .apply import ApplyJob, ApplyStats, OutputFormat, apply_file
+from .compression import Codec, detect_codec
+from .errors import ConfigError, InputError, WorkDirError
+from .fit import FitParams, fit_site, group_by_site
+from .index import DEFAULT_RUN_BYTES, iter_partition
+from .pages import DEFAULT_MAX_PAGE_BYTES
+from .profiles import ProfileWriter, profile_path
+from .scan import ScanJob, ScanStats, scan_file
+from .sitekey import SiteKeyMode
+
+__all__ = [
+    "FitStats",
+    "Options",
+    "Progress",
+    "RunSummary",
+    "apply_profiles",
+    "build_index",
+    "clean",
+    "discover_inputs",
+    "fit_profiles",
+    "output_path",
+]
+
+log = logging.getLogger(__name__)
+
+ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".warc.zst", ".arc", ".arc.gz")
+# Index partitions: a fixed number, so the layout (and every result) is the same for any
+# number of workers; enough to keep 2-64 cores busy in the fit.
+DEFAULT_PARTITIONS = 64
+PROFILES_META = "profiles.json"
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, advance, total)``: stage is 'scan', 'fit' or 'write'; advance counts records
+(scan, write) or sites (fit) done since the last call; total is the stage's size when known."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """Options shared by the stages."""
+
+    format: OutputFormat = OutputFormat.WARC
+    compress: Codec | None = None  # None: follow each input
+    workers: int = 0  # 0: all cores
+    site_key: SiteKeyMode = SiteKeyMode.HOST
+    fit: FitParams = field(default_factory=FitParams)
+    run_bytes: int = DEFAULT_RUN_BYTES
+    partitions: int = DEFAULT_PARTITIONS
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+
+    @property
+    def worker_count(self) -> int:
+        return self.workers if self.workers > 0 else (os.cpu_count() or 1)
+
+
+@dataclass
+class FitStats:
+    sites: int = 0
+    sites_fitted: int = 0
+    pages: int = 0
+    template_hashes: int = 0
+
+    def merge(self, other: FitStats) -> None:
+        self.sites += other.sites
+        self.sites_fitted += other.sites_fitted
+        self.pages += other.pages
+        self.template_hashes += other.template_hashes
+
+
+@dataclass
+class RunSummary:
+    """What a run did, for the final report."""
+
+    inputs: int = 0
+    scan: ScanStats = field(default_factory=lambda: ScanStats(""))
+    fit: FitStats = field(default_factory=FitStats)
+    apply: ApplyStats = field(default_factory=lambda: ApplyStats(""))
+    outputs: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> Counter[str]:
+        return self.scan.errors + self.apply.errors
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "inputs": self.inputs,
+            "records": self.apply.records or self.scan.records,
+            "pages": self.apply.pages or self.scan.pages,
+            "pages_indexed": self.scan.indexed,
+            "sites": self.fit.sites,
+            "sites_fitted": self.fit.sites_fitted,
+            "html_bytes_before": self.apply.html_bytes_before,
+            "html_bytes_after": self.apply.html_bytes_after,
+            "removed_subtrees": self.apply.removed_subtrees,
+            "errors": dict(self.errors),
+            "outputs": self.outputs,
+        }
+
+
+# -- inputs and outputs ---------------------------------------------------------------------
+
+
+def discover_inputs(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[Path, Path]]:
+    """Archive files named or found (recursively) under the given paths.
+
+    Returns (file, name relative to the output directory) pairs in a stable order.
+    """
+    found: list[tuple[Path, Path]] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                if child.is_file() and child.name.lower().endswith(ARCHIVE_SUFFIXES):
+                    found.append((child, child.relative_to(path)))
+        elif path.is_file():
+            found.append((path, Path(path.name)))
+        else:
+            raise ConfigError(f"{path}: no such file or directory")
+    if not found:
+        raise ConfigError("no WARC or ARC files (.warc, .warc.gz, .warc.zst, .arc, .arc.gz) found")
+    names = Counter(rel for _, rel in found)
+    clashes = [str(rel) for rel, count in names.items() if count > 1]
+    if clashes:
+        raise ConfigError(f"two inputs would write the same output: {', '.join(clashes[:3])}")
+    return found
+
+
+def _strip_archive_suffix(name: str) -> str:
+    lower = name.lower()
+    for suffix in sorted(ARCHIVE_SUFFIXES, key=len, reverse=True):
+        if lower.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def input_codec(path: Path) -> Codec:
+    try:
+        with open(path, "rb") as fh:
+            return detect_codec(fh.read(8))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot open ({exc.strerror})") from exc
+
+
+def output_path(out_dir: Path, rel: Path, fmt: OutputFormat, codec: Codec) -> Path:
+    """Where the output of one input goes: same base name, the format's suffix."""
+    base = _strip_archive_suffix(rel.name)
+    suffix = {
+        OutputFormat.WARC: ".warc",
+        OutputFormat.TEXT: ".warc.wet",
+        OutputFormat.JSONL: ".jsonl",
+    }[fmt]
+    if codec is Codec.ZSTD and fmt is OutputFormat.JSONL:
+        codec = Codec.GZIP  # JSONL is one gzip stream; zstd is for WARC records
+    return out_dir / rel.parent / f"{base}{suffix}{codec.suffix}"
+
+
+# -- running jobs ---------------------------------------------------------------------------
+
+T = TypeVar("T")
+J = TypeVar("J")
+
+
+def _run_jobs(
+    func: Callable[[J], T], jobs: Sequence[J], workers: int, on_done: Callable[[T], None]
+) -> list[T]:
+    """Run ``func`` over ``jobs``; results in job order whatever the completion order."""
+    results: list[T | None] = [None] * len(jobs)
+    if workers <= 1 or len(jobs) <= 1:
+        for i, job in enumerate(jobs):
+            results[i] = func(job)
+            on_done(results[i])  # type: ignore[arg-type]
+        return results  # type: ignore[return-value]
+    pool: Executor
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+        futures = {pool.submit(func, job): i for i, job in enumerate(jobs)}
+        for future in as_completed(futures):
+            result = future.result()
+            results[futures[future]] = result
+            on_done(result)
+    return results  # type: ignore[return-value]
+
+
+def _scan_job(job: ScanJob) -> ScanStats:
+    return scan_file(job)
+
+
+def _apply_job(job: ApplyJob) -> ApplyStats:
+    return apply_file(job)
+
+
+# -- the stages -----------------------------------------------------------------------------
+
+
+def build_index(
+    inputs: Sequence[Path], work_dir: Path, options: Options, progress: Progress | None = None
+) -> ScanStats:
+    """Pass 1: scan every input and write the sorted runs of the index under ``work_dir``."""
+    index_dir = work_dir / "index"
+    if index_dir.exists():
+        shutil.rmtree(index_dir)
+    index_dir.mkdir(parents=True)
+    jobs = [
+        ScanJob(str(path), i, str(index_dir), options.partitions, options.run_bytes,
+                options.site_key, options.max_page_bytes)
+        for i, path in enumerate(inputs)
+    ]
+    total = ScanStats("")
+
+    def done(stats: ScanStats) -> None:
+        total.merge(stats)
+        if progress is not None:
+            progress("scan", stats.records, len(jobs))
+
+    _run_jobs(_scan_job, jobs, options.worker_count, done)
+    _write_json(work_dir / "index.json", {
+        "inputs": [str(p) for p in inputs],
+        "partitions": options.partitions,
+        "site_key": options.site_key.value,
+        "pages_indexed": total.indexed,
+    })
+    return total
+
+
+@dataclass(frozen=True)
+class _FitJob:
+    index_dir: str
+    profiles_dir: str
+    partition: int
+    params: FitParams
+
+
+def _fit_partition(job: _FitJob) -> FitStats:
+    stats = FitStats()
+    with ProfileWriter(profile_path(Path(job.profiles_dir), job.partition)) as writer:
+        entries = iter_partition(Path(job.index_dir), job.partition)
+        for site, pages in group_by_site(entries):
+            profile = fit_site(site, pages, job.params)
+            stats.sites += 1
+            stats.pages += profile.pages
+            if profile.pairs and profile.hashes:
+                writer.add(profile)
+                stats.sites_fitted += 1
+                stats.template_hashes += len(profile.hashes)
+    return stats
+
+
+def fit_profiles(
+    work_dir: Path, profiles_dir: Path, options: Options, progress: Progress | None = None
+) -> FitStats:
+    """Fit every site of the index in ``work_dir``; write profiles to ``profiles_dir``."""
+    meta = _read_json(work_dir / "index.json", "no index here: run `warcdeboil index` first")
+    partitions = int(meta["partitions"])
+    profiles_dir.mkdir(parents=True, exist_ok=True)
+    jobs = [
+        _FitJob(str(work_dir / "index"), str(profiles_dir), p, options.fit)
+        for p in range(partitions)
+    ]
+    total = FitStats()
+
+    def done(stats: FitStats) -> None:
+        total.merge(stats)
+        if progress is not None:
+            progress("fit", 1, len(jobs))
+
+    _run_jobs(_fit_partition, jobs, options.worker_count, done)
+    _write_json(profiles_dir / PROFILES_META, {
+        "partitions": partitions,
+        "site_key": meta["site_key"],
+        "sites": total.sites,
+        "sites_fitted": total.sites_fitted,
+        "max_iou": options.fit.max_iou,
+        "min_occurrence": options.fit.min_occurrence,
+        "near_duplicate": options.fit.near_duplicate,
+    })
+    return total
+
+
+def apply_profiles(
+    inputs: Sequence[tuple[Path, Path]],
+    out_dir: Path,
+    profiles_dir: Path | None,
+    options: Options,
+    progress: Progress | None = None,
+) -> ApplyStats:
+    """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``."""
+    partitions = options.partitions
+    site_key = options.site_key
+    if profiles_dir is not None:
+        meta = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
+        partitions = int(meta["partitions"])
+        site_key = SiteKeyMode(meta["site_key"])
+    jobs = []
+    for path, rel in inputs:
+        codec = options.compress or input_codec(path)
+        jobs.append(ApplyJob(
+            str(path), str(output_path(out_dir, rel, options.format, codec)), options.format,
+            codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
+            options.max_page_bytes,
+        ))
+    total = ApplyStats("")
+
+    def done(stats: ApplyStats) -> None:
+        total.merge(stats)
+        if progress is not None:
+            progress("write", stats.records, len(jobs))
+
+    _run_jobs(_apply_job, jobs, options.worker_count, done)
+    return total
+
+
+def clean(
+    inputs: Sequence[str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str],
+    options: Options | None = None,
+    *,
+    work_dir: str | os.PathLike[str] | None = None,
+    keep_work_dir: bool = False,
+    progress: Progress | None = None,
+) -> RunSummary:
+    """Index, fit and apply in one go: the whole job of ``warcdeboil clean``."""
+    options = options or Options()
+    found = discover_inputs(inputs)
+    summary = RunSummary(inputs=len(found))
+    with _work_directory(work_dir, keep_work_dir) as work:
+        summary.scan = build_index([p for p, _ in found], work, options, progress)
+        summary.fit = fit_profiles(work, work / "profiles", options, progress)
+        summary.apply = apply_profiles(found, Path(out_dir), work / "profiles", options, progress)
+    summary.outputs = sorted(
+        str(output_path(Path(out_dir), rel, options.format, options.compress or input_codec(p)))
+        for p, rel in found
+    )
+    return summary
+
+
+class _work_directory:  # noqa: N801 - used like contextlib helpers
+    """The given work directory, or a temporary one removed at the end unless kept."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, keep: bool) -> None:
+        self._given = Path(path) if path is not None else None
+        self._keep = keep or path is not None
+        self._path: Path | None = None
+
+    def __enter__(self) -> Path:
+        if self._given is not None:
+            self._given.mkdir(parents=True, exist_ok=True)
+            self._path = self._given
+        else:
+            self._path = Path(tempfile.mkdtemp(prefix="warcdeboil-"))
+        return self._path
+
+    def __exit__(self, *_: object) -> None:
+        if self._path is not None and not self._keep:
+            shutil.rmtree(self._path, ignore_errors=True)
+        elif self._path is not None and self._given is None:
+            log.info("work directory kept: %s", self._path)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def _read_json(path: Path, hint: str) -> dict[str, Any]:
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError as exc:
+        raise WorkDirError(f"{path.parent}: {hint}") from exc
+    except (OSError, ValueError) as exc:
+        raise WorkDirError(f"{path}: unreadable ({exc})") from exc
+
+

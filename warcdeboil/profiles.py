@@ -1,0 +1,126 @@
+"""Site profiles on disk: written by the fit, read back one site at a time by the apply.
+
+Profiles live in SQLite files, one per index partition (so fit workers never write the same file),
+keyed by site. Site keys come from archive content, so they are only ever *values* in a table,
+never parts of a file name. Only a small LRU of profiles is held in memory while applying.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from array import array
+from collections import OrderedDict
+from pathlib import Path
+
+from .errors import WorkDirError
+from .fit import SiteProfile
+from .index import partition_of
+
+__all__ = ["ProfileReader", "ProfileWriter", "profile_path"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS profiles (
+    site TEXT PRIMARY KEY,
+    pages INTEGER NOT NULL,
+    pairs INTEGER NOT NULL,
+    hashes BLOB NOT NULL
+)
+"""
+
+
+def profile_path(directory: Path, partition: int) -> Path:
+    return directory / f"p{partition:04d}.sqlite"
+
+
+class ProfileWriter:
+    """Writes the profiles of one partition (a context manager; commits on a clean exit)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = path.with_name(path.name + ".tmp")
+        self._path = path
+        self._tmp.unlink(missing_ok=True)
+        self._db = sqlite3.connect(self._tmp)
+        self._db.execute("PRAGMA journal_mode=OFF")
+        self._db.execute("PRAGMA synchronous=OFF")
+        self._db.execute(_SCHEMA)
+
+    def add(self, profile: SiteProfile) -> None:
+        blob = array("Q", sorted(profile.hashes)).tobytes()
+        self._db.execute(
+            "INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?)",
+            (profile.site, profile.pages, profile.pairs, blob),
+        )
+
+    def __enter__(self) -> ProfileWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        if exc_type is None:
+            self._db.commit()
+            self._db.close()
+            self._tmp.replace(self._path)  # appears under its final name only when complete
+        else:
+            self._db.close()
+            self._tmp.unlink(missing_ok=True)
+
+
+class ProfileReader:
+    """Looks up site profiles by site key, caching the most recently used ones."""
+
+    def __init__(self, directory: Path, partitions: int, cache_size: int = 256) -> None:
+        self._directory = directory
+        self._partitions = partitions
+        self._cache: OrderedDict[str, SiteProfile | None] = OrderedDict()
+        self._cache_size = cache_size
+        self._dbs: dict[int, sqlite3.Connection | None] = {}
+
+    def _db(self, partition: int) -> sqlite3.Connection | None:
+        if partition not in self._dbs:
+            path = profile_path(self._directory, partition)
+            if path.exists():
+                try:
+                    self._dbs[partition] = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+                except sqlite3.Error as exc:
+                    raise WorkDirError(f"{path}: cannot open profiles ({exc})") from exc
+            else:
+                self._dbs[partition] = None
+        return self._dbs[partition]
+
+    def get(self, site: str) -> SiteProfile | None:
+        """The profile of ``site``, or None when nothing was learned for it."""
+        if site in self._cache:
+            self._cache.move_to_end(site)
+            return self._cache[site]
+        profile = self._load(site)
+        self._cache[site] = profile
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return profile
+
+    def _load(self, site: str) -> SiteProfile | None:
+        db = self._db(partition_of(site, self._partitions))
+        if db is None:
+            return None
+        try:
+            row = db.execute(
+                "SELECT pages, pairs, hashes FROM profiles WHERE site = ?", (site,)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise WorkDirError(f"cannot read the profile of {site!r} ({exc})") from exc
+        if row is None:
+            return None
+        pages, pairs, blob = row
+        return SiteProfile(site, pages, pairs, frozenset(array("Q", blob)))
+
+    def close(self) -> None:
+        for db in self._dbs.values():
+            if db is not None:
+                db.close()
+        self._dbs.clear()
+
+    def __enter__(self) -> ProfileReader:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

@@ -1,0 +1,132 @@
+"""Writing WARC records: gzip per record, zstd per record, or uncompressed; atomically.
+
+:class:`WarcWriter` takes records (header fields + block) and compresses each on its own, so the
+output stays addressable by offset. :func:`rebuild_record` makes a record consistent with a new
+block: Content-Length, WARC-Block-Digest and WARC-Payload-Digest are recomputed.
+:class:`AtomicFile` writes under a temporary name and renames on success: a final name never holds
+a partial file.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import zlib
+from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
+
+from .compression import Codec
+
+__all__ = ["AtomicFile", "WarcWriter", "rebuild_record", "sha1_digest"]
+
+# zlib level for gzip members. Level 6 (gzip's default) was measured at about 2x the CPU time of
+# level 4 on cleaned HTML for 3 % larger output; the hot path wins.
+GZIP_LEVEL = 4
+
+
+def sha1_digest(data: bytes) -> str:
+    """A WARC digest value: ``sha1:`` + base32 of the SHA-1.
+
+    >>> sha1_digest(b'')
+    'sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ'
+    """
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
+
+
+def rebuild_record(
+    headers: list[tuple[str, str]], block: bytes, payload_offset: int | None
+) -> list[tuple[str, str]]:
+    """Header fields made consistent with ``block``; the payload starts at ``payload_offset``."""
+    replace = {
+        "content-length": str(len(block)),
+        "warc-block-digest": sha1_digest(block),
+    }
+    if payload_offset is not None:
+        replace["warc-payload-digest"] = sha1_digest(block[payload_offset:])
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for key, value in headers:
+        lower = key.lower()
+        if lower in replace:
+            if lower in seen:
+                continue  # a duplicated field would contradict the one we write
+            seen.add(lower)
+            out.append((key, replace[lower]))
+        else:
+            out.append((key, value))
+    for lower, key in (
+        ("warc-block-digest", "WARC-Block-Digest"),
+        ("warc-payload-digest", "WARC-Payload-Digest"),
+        ("content-length", "Content-Length"),
+    ):
+        if lower in replace and lower not in seen:
+            out.append((key, replace[lower]))
+    return out
+
+
+def serialise(version: str, headers: list[tuple[str, str]], block: bytes) -> bytes:
+    """The uncompressed bytes of one record, trailer included."""
+    head = "\r\n".join([version, *(f"{k}: {v}" for k, v in headers)]) + "\r\n\r\n"
+    return head.encode("utf-8", "surrogateescape") + block + b"\r\n\r\n"
+
+
+class WarcWriter:
+    """Writes records to a binary stream, each compressed on its own."""
+
+    def __init__(
+        self, fh: BinaryIO, codec: Codec, *, zstd_dictionary: bytes | None = None
+    ) -> None:
+        self._fh = fh
+        self.codec = codec
+        self._zstd = None
+        if codec is Codec.ZSTD:
+            from .zstdio import ZstdRecordCompressor
+
+            self._zstd = ZstdRecordCompressor(dictionary=zstd_dictionary)
+            fh.write(self._zstd.header())
+
+    def write(self, version: str, headers: list[tuple[str, str]], block: bytes) -> None:
+        self.write_raw(serialise(version, headers, block))
+
+    def write_raw(self, record: bytes) -> None:
+        """Write one complete uncompressed record."""
+        if self.codec is Codec.GZIP:
+            deflater = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
+            self._fh.write(deflater.compress(record) + deflater.flush())
+        elif self._zstd is not None:
+            self._fh.write(self._zstd.compress(record))
+        else:
+            self._fh.write(record)
+
+    def write_compressed(self, member: bytes) -> None:
+        """Write a record already compressed with this writer's codec (copied from the input)."""
+        self._fh.write(member)
+
+
+class AtomicFile:
+    """A file that appears under ``path`` only when closed without an error."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+        self._fh: BinaryIO | None = None
+
+    def __enter__(self) -> BinaryIO:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(self.tmp, "wb")  # noqa: SIM115 - closed in __exit__
+        return self._fh
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._fh is not None
+        self._fh.close()
+        if exc_type is None:
+            os.replace(self.tmp, self.path)
+        else:
+            self.tmp.unlink(missing_ok=True)
