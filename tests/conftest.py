@@ -90,3 +90,45 @@ def site_pages(host: str, count: int, *, article_words: int = 60) -> list[tuple[
         ).format(i=i, host=host, words=words)
         pages.append((f"http://{host}/story/{i:03d}", html))
     return pages
+
+
+def warcio_check(path: Path) -> tuple[int, str]:
+    """Run ``warcio check`` (digests, lengths) on an archive; zstd is decoded to plain first."""
+    import contextlib
+    import io
+    from types import SimpleNamespace
+
+    from warcio.checker import Checker
+
+    from warcdeboil.reader import iter_records
+
+    if path.name.endswith(".zst"):
+        plain = path.with_name(path.name + ".plain.warc")
+        with open(plain, "wb") as fh:
+            for record in iter_records(path):
+                fh.write(record.to_bytes())
+        path = plain
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = Checker(SimpleNamespace(inputs=[str(path)], verbose=False)).process_all()
+    return status, out.getvalue()
+
+
+def synthetic_crawl() -> list[tuple[list[tuple[str, str]], bytes]]:
+    """Two sites with a template, a one-page site, and records that are not pages."""
+    records = [warc_record("warcinfo", "", b"software: tests\r\n",
+                           content_type="application/warc-fields")]
+    pages = site_pages("news.example", 6) + site_pages("www.blog.example", 4)
+    pages += site_pages("single.example", 1)
+    pages.sort(key=lambda page: page[1][-40:])  # interleave the sites
+    for i, (url, html) in enumerate(pages):
+        records.append(warc_record("request", url, f"GET / HTTP/1.1\r\nHost: x{i}\r\n\r\n".encode()))
+        records.append(warc_record("response", url, http_response(html.encode())))
+        if i == 3:
+            png = b"\x89PNG\r\n\x1a\n" + bytes(range(200))
+            records.append(warc_record(
+                "response", "http://news.example/logo.png",
+                http_response(png, [("Content-Type", "image/png")])))
+            records.append(warc_record("metadata", url, b"via: test\r\n",
+                                       content_type="application/warc-fields"))
+    return records

@@ -1,20 +1,25 @@
-"""Hashing, removal and text extraction on the parsed DOM."""
+"""One parse per page: hashing, marked text, removal from text and from HTML."""
 
 from __future__ import annotations
 
 import pytest
+from xxhash import xxh3_64_intdigest
 
-from warcdeboil.dom import candidate_hashes, extract_text, page_signature, parse_html, remove_subtrees
+from warcdeboil.dom import OPEN, analyse, clean_html, clean_text, page_signature
 
 
 def hashes_of(html: str) -> list[int]:
-    return [h for h in candidate_hashes(parse_html(html))[1] if h]
+    return [h for h in analyse(html).hashes if h]
 
 
 def test_hash_is_stable_across_processes_and_versions() -> None:
-    # Pinned: a change here invalidates every stored index and profile. The representation is
-    # tag, U+001E, then the stripped text nodes joined by one space; the hash is xxh3-64 of it.
-    assert hashes_of("<body><div>Hello <b>world</b> </div></body>") == [0x405996D5669D327D]
+    # Pinned: a change here invalidates every stored index and profile. The representation of
+    # <div>Hello <b>world</b> </div> is its text nodes, stripped and joined by one space, between
+    # the spaces that separate them from the div's own markers: b" Hello world ", hashed with
+    # xxh3-64 seeded by xxh3-64 of the tag name.
+    expected = xxh3_64_intdigest(b" Hello world ", xxh3_64_intdigest(b"div"))
+    assert expected == 0x335CC3A72949FB56
+    assert hashes_of("<body><div>Hello <b>world</b> </div></body>") == [expected]
 
 
 def test_attributes_do_not_count() -> None:
@@ -29,6 +34,7 @@ def test_attributes_do_not_count() -> None:
         ("<div>ab c</div>", "<div>a bc</div>", False),
         ("<div>\n   Home\n</div>", "<div>Home</div>", True),
         ("<div>Home</div>", "<nav>Home</nav>", False),
+        ("<div><p>a</p><p>b</p></div>", "<div><p>a b</p></div>", False),
         ("<div>x<script>var a=1;</script></div>", "<div>x<script>var a=2;</script></div>", True),
         ("<div>x<style>.a{}</style></div>", "<div>x</div>", True),
     ],
@@ -37,37 +43,66 @@ def test_representation(left: str, right: str, same: bool) -> None:
     assert (hashes_of(f"<body>{left}</body>") == hashes_of(f"<body>{right}</body>")) is same
 
 
-def test_subtrees_without_text_are_not_candidates() -> None:
-    assert hashes_of("<body><div><img src=a.png></div><div>  </div></body>") == []
+def test_subtrees_without_text_hash_to_zero() -> None:
+    page = analyse("<body><div><img src=a.png></div><div>  </div><div>x</div></body>")
+    assert [h == 0 for h in page.hashes] == [True, True, False]
 
 
-def test_remove_subtrees_removes_nested_matches_safely() -> None:
-    html = "<body><div><nav>Menu</nav><ul><li>A</li></ul></div><div>Story</div></body>"
-    tree = parse_html(html)
-    nodes, hashes = candidate_hashes(tree)
-    outer, nav, ul = hashes[0], hashes[1], hashes[2]
-    assert remove_subtrees(tree, {outer, nav, ul}) == 3
-    assert extract_text(tree) == "Story"
+def test_removal_of_nested_candidates() -> None:
+    html = ("<body><div><nav>Menu</nav><ul><li>A</li></ul></div><div>Story</div>"
+            "<div>Tail</div></body>")
+    page = analyse(html)
+    outer, nav, ul = page.hashes[0], page.hashes[1], page.hashes[2]
+    assert clean_text(page, {nav}).text == "A\nStory\nTail"
+    assert clean_text(page, {outer, nav, ul}).text == "Story\nTail"
+    assert clean_text(page, {outer, nav, ul}).removed == 3
+    cleaned = clean_html(html, page, {outer, nav, ul})
+    assert "Menu" not in cleaned and "Story" in cleaned and "<ul>" not in cleaned
+
+
+def test_removed_bytes_are_measured_in_the_document() -> None:
+    html = "<html><head></head><body><div>keep</div><nav><a href='/x'>Home</a></nav></body></html>"
+    page = analyse(html)
+    assert page.html_bytes == len(html.replace("'", '"'))
+    after = clean_text(page, {page.hashes[1]}).html_bytes
+    assert after == page.html_bytes - len('<nav><a href="/x">Home</a></nav>')
 
 
 def test_text_after_script_and_in_forms_is_kept() -> None:
     html = ("<body><p>before</p><script>var x = '<p>no</p>';</script><p>after script</p>"
             "<form id='aspnetForm'><div><p>Article inside a form.</p></div></form></body>")
-    assert extract_text(parse_html(html)) == "before\nafter script\nArticle inside a form."
+    assert clean_text(analyse(html), set()).text == "before\nafter script\nArticle inside a form."
 
 
-def test_extract_text_keeps_block_structure() -> None:
+def test_text_keeps_block_structure() -> None:
     html = ("<body><h1>Title</h1><p>One <a href='#'>link</a> here.</p>"
             "<ul><li>first</li><li>second</li></ul>line<br>break"
-            "<table><tr><td>a</td><td>b</td></tr></table></body>")
-    assert extract_text(parse_html(html)).split("\n") == [
-        "Title", "One link here.", "first", "second", "line", "break", "a b",
+            "<table><tr><td>a</td><td>b</td></tr></table><div>x</div><div>y</div></body>")
+    assert clean_text(analyse(html), set()).text.split("\n") == [
+        "Title", "One link here.", "first", "second", "line", "break", "a b", "x", "y",
     ]
+
+
+def test_cleaned_html_keeps_scripts_and_declares_utf8() -> None:
+    html = ("<html><head><meta charset='windows-1252'><script>var a=1;</script></head>"
+            "<body><nav>Menu</nav><p>Text</p><script>track()</script></body></html>")
+    page = analyse(html)
+    cleaned = clean_html(html, page, {page.hashes[0]})
+    assert "track()" in cleaned and "var a=1;" in cleaned
+    assert 'charset="utf-8"' in cleaned
+    assert "Menu" not in cleaned
+    assert "__" not in cleaned  # no internal attributes leak
+
+
+def test_pages_that_contain_our_markers_are_still_right() -> None:
+    html = f"<body><div>odd {OPEN} text</div><div>two</div></body>"
+    page = analyse(html)
+    assert len(page.hashes) == 2
+    assert clean_text(page, {page.hashes[1]}).text == "odd text"
 
 
 def test_page_signature_blocks_are_long_text_only() -> None:
     long = "This paragraph is certainly longer than forty characters in all."
-    sig = page_signature(parse_html(f"<body><p>short</p><p>{long}</p><p>{long}</p></body>"))
+    sig = page_signature(analyse(f"<body><p>short</p><p>{long}</p><p>{long}</p></body>"))
     assert len(sig.blocks) == 1
     assert list(sig.block_sizes) == [len(long)]
-    assert sig.text_chars == len("short") + 2 * len(long)

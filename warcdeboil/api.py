@@ -17,8 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .clean import clean_markup
-from .dom import PageSignature, page_signature, parse_html
+from .dom import PageSignature, analyse, clean_html, clean_text, page_signature
 from .fit import FitParams, SiteProfile, fit_site
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 
@@ -56,7 +55,7 @@ class Deboiler:
         for url, html in pages:
             site = self._keyer(url)
             if site:
-                by_site[site].append((url_sort_key(url), page_signature(parse_html(html))))
+                by_site[site].append((url_sort_key(url), page_signature(analyse(html))))
         profiles = {}
         for site in sorted(by_site):
             ordered = [sig for _, sig in sorted(by_site[site], key=lambda item: item[0])]
@@ -71,12 +70,11 @@ class Deboiler:
         for url, markup in pages:
             site = self._keyer(url)
             profile = self.profiles_.get(site)
-            cleaned = clean_markup(
-                markup, profile.hashes if profile else frozenset(), keep_html=html
-            )
-            yield CleanPage(
-                url, site, cleaned.title, cleaned.text, cleaned.html, cleaned.removed_subtrees
-            )
+            template = profile.hashes if profile else frozenset()
+            page = analyse(markup)
+            cleaned = clean_text(page, template)
+            document = clean_html(markup, page, template) if html else None
+            yield CleanPage(url, site, page.title, cleaned.text, document, cleaned.removed)
 
     def fit_transform(self, pages: Iterable[Page], *, html: bool = False) -> list[CleanPage]:
         """``fit`` then ``transform`` on the same pages."""

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from .clean import CleanedPage, clean_markup
+from .dom import CleanText, analyse, clean_html, clean_text
 from .compression import Codec
 from .errors import RecordError
 from .pages import HtmlPage, html_page
+from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
 from .reader import WarcRecord, iter_records, open_archive
 from .sitekey import SiteKeyer, SiteKeyMode
@@ -65,6 +66,7 @@ class ApplyJob:
     partitions: int
     site_key: SiteKeyMode
     max_page_bytes: int
+    page_store: str | None = None  # pass 1's store for this file, when there is one
 
 
 @dataclass(slots=True)
@@ -100,54 +102,89 @@ def apply_file(job: ApplyJob, progress: Callable[[int], None] | None = None) -> 
     try:
         with AtomicFile(Path(job.output)) as out:
             sink = _make_sink(job, out, in_codec, source)
-            try:
-                for record in iter_records(job.path):
-                    stats.records += 1
-                    if progress is not None and stats.records % PROGRESS_EVERY == 0:
+            if job.page_store is not None and job.format is not OutputFormat.WARC:
+                # Text outputs need only what pass 1 stored: the archive is not read again.
+                for entry in iter_page_store(Path(job.page_store)):
+                    _emit(entry, None, None, keyer, profiles, sink, stats)
+                    if progress is not None and stats.pages % PROGRESS_EVERY == 0:
                         progress(PROGRESS_EVERY)
-                    _apply_record(record, job, keyer, profiles, sink, stats)
-            except RecordError as exc:
-                stats.errors[exc.reason] += 1
-                log.warning("%s", exc)
+            else:
+                _apply_records(job, keyer, profiles, sink, stats, progress)
             sink.close()
     finally:
         source.close()
         if profiles is not None:
             profiles.close()
     if progress is not None:
-        progress(stats.records % PROGRESS_EVERY)
+        progress(stats.pages % PROGRESS_EVERY)
     return stats
 
 
-def _apply_record(
-    record: WarcRecord,
+def _apply_records(
     job: ApplyJob,
     keyer: SiteKeyer,
     profiles: ProfileReader | None,
     sink: _Sink,
     stats: ApplyStats,
+    progress: Callable[[int], None] | None,
 ) -> None:
+    stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
+    pending: PageEntry | None = next(stored, None) if stored is not None else None
     try:
-        page = html_page(record, max_bytes=job.max_page_bytes)
+        for ordinal, record in enumerate(iter_records(job.path)):
+            stats.records += 1
+            if progress is not None and stats.records % PROGRESS_EVERY == 0:
+                progress(PROGRESS_EVERY)
+            try:
+                page = html_page(record, max_bytes=job.max_page_bytes)
+            except RecordError as exc:
+                if stored is None:  # else pass 1 has counted it already
+                    stats.errors[exc.reason] += 1
+                    log.warning("%s@%d: %s", job.path, record.offset, exc.reason)
+                page = None
+            if page is None:
+                stats.carried += 1
+                sink.carry(record)
+                continue
+            while stored is not None and pending is not None and pending.ordinal < ordinal:
+                pending = next(stored, None)
+            if pending is not None and pending.ordinal == ordinal:
+                entry = pending
+            else:
+                entry = PageEntry(
+                    ordinal, record.offset, record.length, page.url, record.record_id,
+                    record.get("WARC-Date") or "", page.charset, len(page.body),
+                    analyse(page.markup),
+                )
+            _emit(entry, record, page, keyer, profiles, sink, stats)
     except RecordError as exc:
-        stats.errors[exc.reason] += 1
-        log.warning("%s@%d: %s", job.path, record.offset, exc.reason)
-        page = None
-    if page is None:
-        stats.carried += 1
-        sink.carry(record)
-        return
-    stats.pages += 1
-    site = keyer(page.url)
+        if stored is None:
+            stats.errors[exc.reason] += 1
+        log.warning("%s", exc)
+
+
+def _emit(
+    entry: PageEntry,
+    record: WarcRecord | None,
+    page: HtmlPage | None,
+    keyer: SiteKeyer,
+    profiles: ProfileReader | None,
+    sink: _Sink,
+    stats: ApplyStats,
+) -> None:
+    site = keyer(entry.url)
     profile = profiles.get(site) if profiles is not None and site else None
     template = profile.hashes if profile is not None else frozenset()
-    cleaned = clean_markup(page.markup, template, keep_html=sink.wants_html)
+    cleaned = clean_text(entry.page, template)
+    stats.pages += 1
     stats.cleaned += 1
-    stats.removed_subtrees += cleaned.removed_subtrees
-    stats.html_bytes_before += len(page.body)
-    after = cleaned.html.encode("utf-8", "surrogatepass") if cleaned.html is not None else None
+    stats.removed_subtrees += cleaned.removed
+    stats.html_bytes_before += entry.html_bytes_before
     stats.html_bytes_after += cleaned.html_bytes
-    sink.page(record, page, site, cleaned, after)
+    html = None
+    if sink.wants_html and page is not None:
+        html = clean_html(page.markup, entry.page, template).encode("utf-8", "surrogatepass")
+    sink.page(entry, site, cleaned, record, page, html)
 
 
 class _Sink:
@@ -157,8 +194,8 @@ class _Sink:
         """A record that is not a cleaned page."""
 
     def page(
-        self, record: WarcRecord, page: HtmlPage, site: str, cleaned: CleanedPage,
-        html: bytes | None,
+        self, entry: PageEntry, site: str, cleaned: CleanText, record: WarcRecord | None,
+        page: HtmlPage | None, html: bytes | None,
     ) -> None:
         raise NotImplementedError
 
@@ -194,10 +231,10 @@ class _WarcSink(_Sink):
         self._writer.write_raw(record.to_bytes())
 
     def page(
-        self, record: WarcRecord, page: HtmlPage, site: str, cleaned: CleanedPage,
-        html: bytes | None,
+        self, entry: PageEntry, site: str, cleaned: CleanText, record: WarcRecord | None,
+        page: HtmlPage | None, html: bytes | None,
     ) -> None:
-        assert html is not None
+        assert record is not None and page is not None and html is not None
         if page.response is None:
             block = html
             payload_offset = None
@@ -236,17 +273,17 @@ class _TextSink(_Sink):
         self._started = False
 
     def page(
-        self, record: WarcRecord, page: HtmlPage, site: str, cleaned: CleanedPage,
-        html: bytes | None,
+        self, entry: PageEntry, site: str, cleaned: CleanText, record: WarcRecord | None,
+        page: HtmlPage | None, html: bytes | None,
     ) -> None:
-        date = record.get("WARC-Date") or "1970-01-01T00:00:00Z"
+        date = entry.date or "1970-01-01T00:00:00Z"
         if not self._started:
             self._started = True
             info = b"software: warcdeboil\r\nformat: WARC conversion records (WET)\r\n"
             self._writer.write("WARC/1.0", [
                 ("WARC-Type", "warcinfo"),
                 ("WARC-Date", date),
-                ("WARC-Record-ID", _derived_id("warcinfo", record.record_id)),
+                ("WARC-Record-ID", _derived_id("warcinfo", entry.record_id)),
                 ("Content-Type", "application/warc-fields"),
                 ("Content-Length", str(len(info))),
                 ("WARC-Block-Digest", sha1_digest(info)),
@@ -254,10 +291,10 @@ class _TextSink(_Sink):
         body = cleaned.text.encode("utf-8", "surrogatepass")
         headers = [
             ("WARC-Type", "conversion"),
-            ("WARC-Target-URI", page.url),
+            ("WARC-Target-URI", entry.url),
             ("WARC-Date", date),
-            ("WARC-Record-ID", _derived_id("conversion", record.record_id)),
-            ("WARC-Refers-To", record.record_id),
+            ("WARC-Record-ID", _derived_id("conversion", entry.record_id)),
+            ("WARC-Refers-To", entry.record_id),
             ("WARC-Block-Digest", sha1_digest(body)),
             ("Content-Type", "text/plain"),
             ("Content-Length", str(len(body))),
@@ -267,29 +304,30 @@ class _TextSink(_Sink):
 
 class _JsonlSink(_Sink):
     def __init__(self, out: BinaryIO, codec: Codec, source_path: str) -> None:
-        self._gzip = gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=JSONL_GZIP_LEVEL) if (
-            codec is Codec.GZIP) else None
+        self._gzip = gzip.GzipFile(
+            filename="", mode="wb", fileobj=out, mtime=0, compresslevel=JSONL_GZIP_LEVEL
+        ) if codec is not Codec.NONE else None
         self._out: BinaryIO = self._gzip if self._gzip is not None else out  # type: ignore[assignment]
         self._warc_file = os.path.basename(source_path)
 
     def page(
-        self, record: WarcRecord, page: HtmlPage, site: str, cleaned: CleanedPage,
-        html: bytes | None,
+        self, entry: PageEntry, site: str, cleaned: CleanText, record: WarcRecord | None,
+        page: HtmlPage | None, html: bytes | None,
     ) -> None:
         obj = {
-            "url": page.url,
+            "url": entry.url,
             "site": site,
-            "record_id": record.record_id,
+            "record_id": entry.record_id,
             "warc_file": self._warc_file,
-            "offset": record.offset,
-            "length": record.length,
-            "date": record.get("WARC-Date"),
-            "charset": page.charset,
-            "title": cleaned.title,
+            "offset": entry.offset,
+            "length": entry.length,
+            "date": entry.date,
+            "charset": entry.charset,
+            "title": entry.page.title,
             "text": cleaned.text,
-            "html_bytes_before": len(page.body),
+            "html_bytes_before": entry.html_bytes_before,
             "html_bytes_after": cleaned.html_bytes,
-            "removed_subtrees": cleaned.removed_subtrees,
+            "removed_subtrees": cleaned.removed,
         }
         self._out.write(json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         self._out.write(b"\n")
@@ -302,4 +340,3 @@ class _JsonlSink(_Sink):
 def _derived_id(kind: str, source_id: str) -> str:
     """A record ID derived from the source record's: the same input gives the same output."""
     return f"<urn:uuid:{uuid.uuid5(_ID_NAMESPACE, kind + source_id)}>"
-

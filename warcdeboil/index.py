@@ -73,7 +73,7 @@ def encode_entry(entry: IndexEntry) -> bytes:
     sig = entry.signature
     site, url_key, url = _utf8(entry.site), _utf8(entry.url_key), _utf8(entry.url)
     fixed = _FIXED.pack(
-        entry.file_id, entry.offset, entry.length, sig.text_chars,
+        entry.file_id, entry.offset, entry.length, sig.text_bytes,
         len(sig.hashes), len(sig.blocks), len(site), len(url_key), len(url),
     )
     return b"".join(
@@ -83,7 +83,7 @@ def encode_entry(entry: IndexEntry) -> bytes:
 
 
 def decode_entry(payload: bytes) -> IndexEntry:
-    (file_id, offset, length, text_chars, n_hashes, n_blocks, n_site, n_key, n_url) = (
+    (file_id, offset, length, text_bytes, n_hashes, n_blocks, n_site, n_key, n_url) = (
         _FIXED.unpack_from(payload)
     )
     pos = _FIXED.size
@@ -102,7 +102,7 @@ def decode_entry(payload: bytes) -> IndexEntry:
         raise WorkDirError("index entry is truncated: delete the work directory and re-index")
     return IndexEntry(
         site, url_key, file_id, offset, length, url,
-        PageSignature(hashes, blocks, sizes, text_chars),
+        PageSignature(hashes, blocks, sizes, text_bytes),
     )
 
 

@@ -25,6 +25,7 @@ from .errors import ConfigError, InputError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, iter_partition
 from .pages import DEFAULT_MAX_PAGE_BYTES
+from .pagestore import page_store_path
 from .profiles import ProfileWriter, profile_path
 from .scan import ScanJob, ScanStats, scan_file
 from .sitekey import SiteKeyMode
@@ -219,9 +220,12 @@ def build_index(
     if index_dir.exists():
         shutil.rmtree(index_dir)
     index_dir.mkdir(parents=True)
+    pages_dir = work_dir / "pages"
+    if pages_dir.exists():
+        shutil.rmtree(pages_dir)
     jobs = [
-        ScanJob(str(path), i, str(index_dir), options.partitions, options.run_bytes,
-                options.site_key, options.max_page_bytes)
+        ScanJob(str(path), i, str(index_dir), str(page_store_path(pages_dir, i)),
+                options.partitions, options.run_bytes, options.site_key, options.max_page_bytes)
         for i, path in enumerate(inputs)
     ]
     total = ScanStats("")
@@ -301,8 +305,14 @@ def apply_profiles(
     profiles_dir: Path | None,
     options: Options,
     progress: Progress | None = None,
+    *,
+    page_stores: Sequence[Path] | None = None,
 ) -> ApplyStats:
-    """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``."""
+    """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
+
+    ``page_stores`` (one per input, from :func:`build_index` over the same inputs) spare text
+    outputs a second parse; without them every page is analysed again here.
+    """
     partitions = options.partitions
     site_key = options.site_key
     if profiles_dir is not None:
@@ -310,12 +320,12 @@ def apply_profiles(
         partitions = int(meta["partitions"])
         site_key = SiteKeyMode(meta["site_key"])
     jobs = []
-    for path, rel in inputs:
+    for i, (path, rel) in enumerate(inputs):
         codec = options.compress or input_codec(path)
         jobs.append(ApplyJob(
             str(path), str(output_path(out_dir, rel, options.format, codec)), options.format,
             codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
-            options.max_page_bytes,
+            options.max_page_bytes, str(page_stores[i]) if page_stores is not None else None,
         ))
     total = ApplyStats("")
 
@@ -344,7 +354,10 @@ def clean(
     with _work_directory(work_dir, keep_work_dir) as work:
         summary.scan = build_index([p for p, _ in found], work, options, progress)
         summary.fit = fit_profiles(work, work / "profiles", options, progress)
-        summary.apply = apply_profiles(found, Path(out_dir), work / "profiles", options, progress)
+        stores = [page_store_path(work / "pages", i) for i in range(len(found))]
+        summary.apply = apply_profiles(
+            found, Path(out_dir), work / "profiles", options, progress, page_stores=stores
+        )
     summary.outputs = sorted(
         str(output_path(Path(out_dir), rel, options.format, options.compress or input_codec(p)))
         for p, rel in found

@@ -1,4 +1,4 @@
-"""Pass 1: stream one archive, parse each HTML page once, write its index entries."""
+"""Pass 1: stream one archive, parse each HTML page once, write its index and page-store entries."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .dom import page_signature, parse_html
+from .dom import analyse, page_signature
 from .errors import RecordError
 from .index import IndexEntry, RunWriter
 from .pages import html_page
+from .pagestore import PageEntry, PageStoreWriter
 from .reader import iter_records
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 
@@ -29,6 +30,7 @@ class ScanJob:
     path: str
     file_id: int
     index_dir: str
+    page_store: str
     partitions: int
     run_bytes: int
     site_key: SiteKeyMode
@@ -53,39 +55,42 @@ class ScanStats:
 
 
 def scan_file(job: ScanJob, progress: Callable[[int], None] | None = None) -> ScanStats:
-    """Index every HTML page of one archive; never raises for bad records (they are counted)."""
+    """Index every HTML page of one archive; bad records are counted, never raised."""
     stats = ScanStats(job.path)
     keyer = SiteKeyer(job.site_key)
     runs = RunWriter(Path(job.index_dir), job.file_id, job.partitions, job.run_bytes)
-    try:
-        for record in iter_records(job.path):
-            stats.records += 1
-            if progress is not None and stats.records % PROGRESS_EVERY == 0:
-                progress(PROGRESS_EVERY)
-            try:
-                page = html_page(record, max_bytes=job.max_page_bytes)
-            except RecordError as exc:
-                stats.errors[exc.reason] += 1
-                log.warning("%s@%d: %s", job.path, record.offset, exc.reason)
-                continue
-            if page is None:
-                continue
-            stats.pages += 1
-            site = keyer(page.url)
-            if not site or not record.addressable:
-                continue
-            signature = page_signature(parse_html(page.markup))
-            runs.add(
-                IndexEntry(
+    with PageStoreWriter(Path(job.page_store)) as store:
+        try:
+            for ordinal, record in enumerate(iter_records(job.path)):
+                stats.records += 1
+                if progress is not None and stats.records % PROGRESS_EVERY == 0:
+                    progress(PROGRESS_EVERY)
+                try:
+                    page = html_page(record, max_bytes=job.max_page_bytes)
+                except RecordError as exc:
+                    stats.errors[exc.reason] += 1
+                    log.warning("%s@%d: %s", job.path, record.offset, exc.reason)
+                    continue
+                if page is None:
+                    continue
+                stats.pages += 1
+                text = analyse(page.markup)
+                store.add(PageEntry(
+                    ordinal, record.offset, record.length, page.url, record.record_id,
+                    record.get("WARC-Date") or "", page.charset, len(page.body), text,
+                ))
+                site = keyer(page.url)
+                if not site or not record.addressable:
+                    continue
+                runs.add(IndexEntry(
                     site, url_sort_key(page.url), job.file_id, record.offset, record.length,
-                    page.url, signature,
-                )
-            )
-            stats.indexed += 1
-    except RecordError as exc:
-        # The reader cannot go on in this file: what was read before the damage is indexed.
-        stats.errors[exc.reason] += 1
-        log.warning("%s", exc)
+                    page.url, page_signature(text),
+                ))
+                stats.indexed += 1
+        except RecordError as exc:
+            # The reader cannot go on in this file: what was read before the damage is kept.
+            stats.errors[exc.reason] += 1
+            log.warning("%s", exc)
     runs.flush()
     if progress is not None:
         progress(stats.records % PROGRESS_EVERY)

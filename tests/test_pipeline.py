@@ -1,0 +1,155 @@
+"""The whole job on small archives: outputs valid, template gone, the rest untouched."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from conftest import synthetic_crawl, warcio_check
+
+from warcdeboil.apply import OutputFormat
+from warcdeboil.compression import Codec
+from warcdeboil.errors import ConfigError
+from warcdeboil.pipeline import Options, apply_profiles, build_index, clean, discover_inputs, fit_profiles
+from warcdeboil.reader import iter_records
+
+
+@pytest.fixture(params=list(Codec), ids=lambda c: c.value)
+def crawl(request, tmp_path: Path, write_archive) -> Path:
+    codec: Codec = request.param
+    src = tmp_path / "in"
+    src.mkdir()
+    records = synthetic_crawl()
+    half = len(records) // 2
+    write_archive(src / f"part-0.warc{codec.suffix}", records[:half], codec)
+    write_archive(src / f"part-1.warc{codec.suffix}", records[half:], codec)
+    return src
+
+
+def run(src: Path, out: Path, **kwargs) -> None:
+    clean([src], out, Options(workers=1, **kwargs))
+
+
+def test_warc_output_is_valid_and_keeps_every_record(crawl: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(crawl, out)
+    for source in sorted(crawl.iterdir()):
+        target = out / source.name
+        assert warcio_check(target)[0] == 0
+        before = list(iter_records(source))
+        after = list(iter_records(target))
+        assert [r.record_id for r in after] == [r.record_id for r in before]
+
+
+def test_records_that_are_not_pages_are_byte_identical(crawl: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(crawl, out)
+    for source in sorted(crawl.iterdir()):
+        pairs = zip(iter_records(source), iter_records(out / source.name))
+        for before, after in pairs:
+            is_page = before.rec_type == "response" and b"text/html" in before.block[:200]
+            if not is_page:
+                assert after.to_bytes() == before.to_bytes()
+
+
+def test_template_is_removed_and_articles_stay(crawl: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(crawl, out, format=OutputFormat.JSONL)
+    pages = [json.loads(line) for f in sorted(out.iterdir()) for line in _lines(f)]
+    assert len(pages) == 11
+    for page in pages:
+        assert "Headline number" in page["text"]
+        assert "Second paragraph of story" in page["text"]
+        if page["site"] == "single.example":
+            assert "All rights reserved" in page["text"]  # nothing to learn from one page
+        else:
+            assert "All rights reserved" not in page["text"]
+            assert "Home" not in page["text"]
+            assert page["html_bytes_after"] < page["html_bytes_before"]
+
+
+def _lines(path: Path) -> list[str]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return fh.read().splitlines()
+
+
+def test_text_output_is_wet_style(crawl: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(crawl, out, format=OutputFormat.TEXT)
+    for source in sorted(crawl.iterdir()):
+        targets = list(out.glob(source.name.split(".")[0] + ".warc.wet*"))
+        assert len(targets) == 1
+        assert warcio_check(targets[0])[0] == 0
+        records = list(iter_records(targets[0]))
+        assert records[0].rec_type == "warcinfo"
+        sources = {r.record_id: r for r in iter_records(source) if r.rec_type == "response"}
+        for record in records[1:]:
+            assert record.rec_type == "conversion"
+            assert record.get("Content-Type") == "text/plain"
+            refers = sources[record.get("WARC-Refers-To")]
+            assert record.target_uri == refers.target_uri
+            assert b"Headline number" in record.block
+
+
+@pytest.mark.parametrize("fmt", list(OutputFormat))
+def test_output_is_identical_whatever_the_workers(crawl: Path, tmp_path: Path, fmt) -> None:
+    clean([crawl], tmp_path / "one", Options(workers=1, format=fmt))
+    clean([crawl], tmp_path / "two", Options(workers=2, format=fmt))
+    one = {p.name: p.read_bytes() for p in (tmp_path / "one").iterdir()}
+    two = {p.name: p.read_bytes() for p in (tmp_path / "two").iterdir()}
+    assert one == two
+    assert len(one) == 2
+
+
+def test_tiny_sort_runs_give_the_same_output(crawl: Path, tmp_path: Path) -> None:
+    clean([crawl], tmp_path / "big", Options(workers=1))
+    clean([crawl], tmp_path / "tiny", Options(workers=1, run_bytes=1))
+    for path in (tmp_path / "big").iterdir():
+        assert path.read_bytes() == (tmp_path / "tiny" / path.name).read_bytes()
+
+
+def test_stages_one_by_one_equal_clean(crawl: Path, tmp_path: Path) -> None:
+    options = Options(workers=1)
+    clean([crawl], tmp_path / "all", options)
+    found = discover_inputs([crawl])
+    build_index([p for p, _ in found], tmp_path / "work", options)
+    fit_profiles(tmp_path / "work", tmp_path / "profiles", options)
+    apply_profiles(found, tmp_path / "staged", tmp_path / "profiles", options)
+    for path in (tmp_path / "all").iterdir():
+        assert path.read_bytes() == (tmp_path / "staged" / path.name).read_bytes()
+
+
+def test_profiles_apply_to_archives_not_in_the_fit(crawl: Path, tmp_path: Path) -> None:
+    options = Options(workers=1, format=OutputFormat.JSONL)
+    files = sorted(crawl.iterdir())
+    build_index(files[:1], tmp_path / "work", options)
+    fit_profiles(tmp_path / "work", tmp_path / "profiles", options)
+    apply_profiles([(files[1], Path(files[1].name))], tmp_path / "out", tmp_path / "profiles",
+                   options)
+    (result,) = list((tmp_path / "out").iterdir())
+    pages = [json.loads(line) for line in _lines(result)]
+    news = [page["text"] for page in pages if page["site"] == "news.example"]
+    assert news
+    assert all("All rights reserved" not in text for text in news)
+
+
+@pytest.mark.parametrize("compress", list(Codec))
+def test_compression_can_be_chosen(crawl: Path, tmp_path: Path, compress: Codec) -> None:
+    clean([crawl], tmp_path / "out", Options(workers=1, compress=compress))
+    for path in (tmp_path / "out").iterdir():
+        assert path.name.endswith(".warc" + compress.suffix)
+        assert warcio_check(path)[0] == 0
+
+
+def test_no_archives_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ConfigError, match="no WARC or ARC files"):
+        clean([tmp_path], tmp_path / "out")
+
+
+def test_outputs_are_written_atomically(crawl: Path, tmp_path: Path) -> None:
+    run(crawl, tmp_path / "out")
+    assert not [p for p in (tmp_path / "out").rglob("*") if p.name.endswith(".part")]
