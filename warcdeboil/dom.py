@@ -59,7 +59,8 @@ _MARK_BYTES = len(OPEN.encode())
 _CANDIDATE_MARK_BYTES = re.compile(b"\xef\xb7[\x90\x91]")
 _ANY_MARK = re.compile("[\ufdd0-\ufdd2]")
 _ANY_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\x92]")
-_NOT_TEXT = b" \xef\xb7\x90\x91\x92"
+# A byte that is neither a space nor part of a marker (U+FDD0..U+FDD2 are EF B7 90..92).
+_TEXT_BYTE = re.compile(b"[^ \xef\xb7\x90-\x92]")
 
 # Text blocks shorter than this (UTF-8 bytes) are not part of a page's near-duplicate
 # signature: they are navigation labels and bylines that distinct pages share anyway.
@@ -172,8 +173,7 @@ def _measure_spans(
             # The subtree's bytes lie between its two markers, less the nested markers.
             sizes[i] = html_marks[k] - html_marks[open_k] - _MARK_BYTES * (k - open_k)
         text = marked[start + _MARK_BYTES : pos]
-        # Most spans start with a space, then text: skip the costlier test for those.
-        if text[1:2] not in (b" ", b"\xef", b"") or text.translate(None, _NOT_TEXT):
+        if _TEXT_BYTE.search(text):  # else the subtree has no text: never template
             hashes[i] = xxh3_64_intdigest(text, seeds[i])
     return hashes, spans, sizes
 
@@ -227,8 +227,9 @@ def clean_text(page: PageText, template: Collection[int]) -> CleanText:
             html_bytes -= page.html_sizes[i]
         pieces.append(marked[kept_from:])
         marked = b"".join(pieces)
+    # Every marker is a block boundary. (A regex doing the same was measured 3x slower.)
     text = marked.decode("utf-8", "surrogatepass").replace(OPEN, LINE).replace(CLOSE, LINE)
-    lines = (" ".join(line.split()) for line in text.split(LINE))
+    lines = [" ".join(line.split()) for line in text.split(LINE)]
     return CleanText("\n".join(line for line in lines if line), html_bytes, len(doomed))
 
 

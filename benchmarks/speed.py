@@ -1,0 +1,58 @@
+"""End-to-end speed and peak memory of ``warcdeboil clean``, one worker, in a child process.
+
+    python benchmarks/speed.py ../shared/eval/dragnet.warc.gz [--format jsonl] [--repeat 3]
+
+Runs the real command line (scan + fit + rewrite, Python start-up included) and reports pages per
+CPU-second (user + system time of the child) and its peak resident memory. The issue's targets:
+>= 300 pages per CPU-second and < 512 MB on dragnet.warc.gz with --format jsonl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def run_once(archive: Path, fmt: str) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="warcdeboil-bench-") as out:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = subprocess.run(
+            [sys.executable, "-m", "warcdeboil", "clean", str(archive), "-o", out,
+             "--format", fmt, "--workers", "1", "--json", "--quiet"],
+            check=True, capture_output=True, text=True,
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    summary = json.loads(done.stdout)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "pages": summary["pages"],
+        "cpu_seconds": cpu,
+        "pages_per_cpu_second": summary["pages"] / cpu,
+        # ru_maxrss of children is the largest child so far, in KiB on Linux.
+        "peak_rss_mb": after.ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("archive", type=Path)
+    parser.add_argument("--format", default="jsonl", choices=["warc", "text", "jsonl"])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    runs = [run_once(args.archive, args.format) for _ in range(args.repeat)]
+    best = max(runs, key=lambda r: r["pages_per_cpu_second"])
+    for i, r in enumerate(runs, 1):
+        print(f"run {i}: {r['pages']} pages, {r['cpu_seconds']:.2f} CPU-s, "
+              f"{r['pages_per_cpu_second']:.0f} pages/CPU-s, peak {r['peak_rss_mb']:.0f} MB")
+    median = sorted(r["pages_per_cpu_second"] for r in runs)[len(runs) // 2]
+    print(f"{args.archive.name} --format {args.format}: median {median:.0f} pages/CPU-s "
+          f"(best {best['pages_per_cpu_second']:.0f}), peak RSS {best['peak_rss_mb']:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
