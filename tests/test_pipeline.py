@@ -153,3 +153,19 @@ def test_no_archives_is_a_clear_error(tmp_path: Path) -> None:
 def test_outputs_are_written_atomically(crawl: Path, tmp_path: Path) -> None:
     run(crawl, tmp_path / "out")
     assert not [p for p in (tmp_path / "out").rglob("*") if p.name.endswith(".part")]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_progress_reaches_the_caller(crawl: Path, tmp_path: Path, workers: int) -> None:
+    seen: dict[str, list[int]] = {}
+
+    def progress(stage: str, done: int, items: int, total: int) -> None:
+        counts = seen.setdefault(stage, [0, 0, total])
+        counts[0] += done
+        counts[1] += items
+
+    summary = clean([crawl], tmp_path / "out", Options(workers=workers), progress=progress)
+    assert seen["scan"] == [2, summary.scan.records, 2]
+    assert seen["write"] == [2, summary.apply.records, 2]
+    assert seen["fit"][0] == seen["fit"][2]
+    assert seen["fit"][1] == summary.fit.sites == 3

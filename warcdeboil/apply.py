@@ -116,7 +116,7 @@ def apply_file(job: ApplyJob, progress: Callable[[int], None] | None = None) -> 
         if profiles is not None:
             profiles.close()
     if progress is not None:
-        progress(stats.pages % PROGRESS_EVERY)
+        progress((stats.records or stats.pages) % PROGRESS_EVERY)
     return stats
 
 

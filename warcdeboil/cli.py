@@ -103,23 +103,21 @@ class _Bars:
         if self._progress is not None:
             self._progress.stop()
 
-    def __call__(self, stage: str, advance: int, total: int) -> None:
+    def __call__(self, stage: str, done: int, items: int, total: int) -> None:
         if self._progress is None:
             return
         if stage not in self._tasks:
-            label = {"scan": "files", "fit": "parts", "write": "files"}.get(stage, "")
-            self._tasks[stage] = self._progress.add_task(stage, total=total, detail=label)
+            self._tasks[stage] = self._progress.add_task(stage, total=total, detail="")
             self._records[stage] = 0
             self._started[stage] = time.monotonic()
-        self._records[stage] += advance
-        elapsed = max(time.monotonic() - self._started[stage], 1e-6)
-        unit = "partitions" if stage == "fit" else "records"
-        detail = (
-            f"{self._records[stage]:,} {unit}"
-            if stage == "fit"
-            else f"{self._records[stage]:,} {unit}, {self._records[stage] / elapsed:,.0f}/s"
-        )
-        self._progress.update(self._tasks[stage], advance=1, detail=detail)
+        self._records[stage] += items
+        count = self._records[stage]
+        if stage == "fit":
+            detail = f"partitions, {count:,} sites"
+        else:
+            rate = count / max(time.monotonic() - self._started[stage], 1e-6)
+            detail = f"files, {count:,} records, {rate:,.0f}/s"
+        self._progress.update(self._tasks[stage], advance=done, detail=detail)
 
 
 def _setup_logging(verbose: bool) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import os
+import threading
 import shutil
 import tempfile
 from collections import Counter
@@ -51,9 +53,10 @@ ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".warc.zst", ".arc", ".arc.gz")
 DEFAULT_PARTITIONS = 64
 PROFILES_META = "profiles.json"
 
-Progress = Callable[[str, int, int], None]
-"""``progress(stage, advance, total)``: stage is 'scan', 'fit' or 'write'; advance counts records
-(scan, write) or sites (fit) done since the last call; total is the stage's size when known."""
+Progress = Callable[[str, int, int, int], None]
+"""``progress(stage, done, items, total)``: stage is 'scan', 'fit' or 'write'; ``done`` jobs
+(files, or partitions for the fit) finished out of ``total``, and ``items`` more records (scan,
+write) or sites (fit) since the last call."""
 
 
 @dataclass(frozen=True)
@@ -182,31 +185,49 @@ J = TypeVar("J")
 
 
 def _run_jobs(
-    func: Callable[[J], T], jobs: Sequence[J], workers: int, on_done: Callable[[T], None]
+    func: Callable[..., T],
+    jobs: Sequence[J],
+    workers: int,
+    on_done: Callable[[T], None],
+    on_records: Callable[[int], None] | None = None,
 ) -> list[T]:
-    """Run ``func`` over ``jobs``; results in job order whatever the completion order."""
+    """Run ``func(job, report)`` over ``jobs``; results in job order, whatever the completion
+    order. ``report(n)`` calls from the workers reach ``on_records`` in this process."""
     results: list[T | None] = [None] * len(jobs)
     if workers <= 1 or len(jobs) <= 1:
         for i, job in enumerate(jobs):
-            results[i] = func(job)
+            results[i] = func(job, on_records)
             on_done(results[i])  # type: ignore[arg-type]
         return results  # type: ignore[return-value]
-    pool: Executor
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-        futures = {pool.submit(func, job): i for i, job in enumerate(jobs)}
-        for future in as_completed(futures):
-            result = future.result()
-            results[futures[future]] = result
-            on_done(result)
+    manager = multiprocessing.Manager() if on_records is not None else None
+    queue = manager.Queue() if manager is not None else None
+    drain = None
+    if queue is not None and on_records is not None:
+        drain = threading.Thread(target=_drain, args=(queue, on_records), daemon=True)
+        drain.start()
+    try:
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+            futures = {pool.submit(_call, func, job, queue): i for i, job in enumerate(jobs)}
+            for future in as_completed(futures):
+                result = future.result()
+                results[futures[future]] = result
+                on_done(result)
+    finally:
+        if queue is not None and drain is not None:
+            queue.put(None)
+            drain.join()
+        if manager is not None:
+            manager.shutdown()
     return results  # type: ignore[return-value]
 
 
-def _scan_job(job: ScanJob) -> ScanStats:
-    return scan_file(job)
+def _call(func: Callable[..., T], job: Any, queue: Any) -> T:
+    return func(job, queue.put if queue is not None else None)
 
 
-def _apply_job(job: ApplyJob) -> ApplyStats:
-    return apply_file(job)
+def _drain(queue: Any, on_records: Callable[[int], None]) -> None:
+    while (count := queue.get()) is not None:
+        on_records(count)
 
 
 # -- the stages -----------------------------------------------------------------------------
@@ -233,9 +254,9 @@ def build_index(
     def done(stats: ScanStats) -> None:
         total.merge(stats)
         if progress is not None:
-            progress("scan", stats.records, len(jobs))
+            progress("scan", 1, 0, len(jobs))
 
-    _run_jobs(_scan_job, jobs, options.worker_count, done)
+    _run_jobs(scan_file, jobs, options.worker_count, done, _records("scan", len(jobs), progress))
     _write_json(work_dir / "index.json", {
         "inputs": [str(p) for p in inputs],
         "partitions": options.partitions,
@@ -253,7 +274,13 @@ class _FitJob:
     params: FitParams
 
 
-def _fit_partition(job: _FitJob) -> FitStats:
+def _records(stage: str, total: int, progress: Progress | None) -> Callable[[int], None] | None:
+    if progress is None:
+        return None
+    return lambda count: progress(stage, 0, count, total)
+
+
+def _fit_partition(job: _FitJob, report: Callable[[int], None] | None = None) -> FitStats:
     stats = FitStats()
     with ProfileWriter(profile_path(Path(job.profiles_dir), job.partition)) as writer:
         entries = iter_partition(Path(job.index_dir), job.partition)
@@ -284,7 +311,7 @@ def fit_profiles(
     def done(stats: FitStats) -> None:
         total.merge(stats)
         if progress is not None:
-            progress("fit", 1, len(jobs))
+            progress("fit", 1, stats.sites, len(jobs))
 
     _run_jobs(_fit_partition, jobs, options.worker_count, done)
     _write_json(profiles_dir / PROFILES_META, {
@@ -332,9 +359,9 @@ def apply_profiles(
     def done(stats: ApplyStats) -> None:
         total.merge(stats)
         if progress is not None:
-            progress("write", stats.records, len(jobs))
+            progress("write", 1, 0, len(jobs))
 
-    _run_jobs(_apply_job, jobs, options.worker_count, done)
+    _run_jobs(apply_file, jobs, options.worker_count, done, _records("write", len(jobs), progress))
     return total
 
 

@@ -1,0 +1,48 @@
+"""Template precision/recall and speed for candidate tag sets, on the evaluation archives.
+
+    python benchmarks/candidates.py [--extra p,li] [--datasets dragnet,l3s-gn1,cleanportaleval]
+
+Runs the pipeline in-process with ``CANDIDATE_TAGS`` extended by ``--extra`` and scores the JSONL
+output with the token measure of ../shared/eval/README.md on pages of sites with >= 5 pages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from warcdeboil import dom
+from warcdeboil.apply import OutputFormat
+from warcdeboil.evaluate import evaluate, load_gold, load_predictions
+from warcdeboil.pipeline import Options, clean
+
+EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "eval"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--extra", default="", help="comma-separated tags to add")
+    parser.add_argument("--datasets", default="dragnet,l3s-gn1,cleanportaleval")
+    args = parser.parse_args()
+    extra = tuple(t for t in args.extra.split(",") if t)
+    tags = dom.CANDIDATE_TAGS + extra
+    # An experiment, in this process only: the module's selector is what analyse() uses.
+    dom._CANDIDATE_SELECTOR = ", ".join(tags)
+    dom._TAG_SEEDS.update({t: dom.xxh3_64_intdigest(t.encode()) for t in extra})
+    for name in args.datasets.split(","):
+        with tempfile.TemporaryDirectory() as out:
+            started = time.process_time()
+            summary = clean([EVAL / f"{name}.warc.gz"], out,
+                            Options(format=OutputFormat.JSONL, workers=1))
+            cpu = time.process_time() - started
+            report = evaluate(load_predictions(Path(out).glob("*.jsonl.gz")),
+                              load_gold(EVAL / f"{name}.gold.jsonl.gz"))
+        big = report.large_sites
+        print(f"{name:16} +{','.join(extra) or '-':24} P {big.precision:.3f} R {big.recall:.3f} "
+              f"F1 {big.f1:.3f} ({big.pages} pages)  {summary.apply.pages / cpu:.0f} pages/CPU-s")
+
+
+if __name__ == "__main__":
+    main()

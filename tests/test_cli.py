@@ -1,0 +1,78 @@
+"""The command line, through typer's runner and once as a real process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import synthetic_crawl, warcio_check
+from typer.testing import CliRunner
+
+from warcdeboil.cli import app
+from warcdeboil.compression import Codec
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def crawl(tmp_path: Path, write_archive) -> Path:
+    src = tmp_path / "crawl"
+    src.mkdir()
+    write_archive(src / "a.warc.gz", synthetic_crawl(), Codec.GZIP)
+    return src
+
+
+def test_clean_writes_one_output_per_input_and_a_summary(crawl: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["clean", str(crawl), "-o", str(tmp_path / "out"), "-j", "1",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["pages"] == 11
+    assert summary["sites_fitted"] == 2
+    assert summary["errors"] == {}
+    assert warcio_check(tmp_path / "out" / "a.warc.gz")[0] == 0
+
+
+def test_stages_one_by_one(crawl: Path, tmp_path: Path) -> None:
+    work, profiles, out = tmp_path / "work", tmp_path / "profiles", tmp_path / "out"
+    assert runner.invoke(app, ["index", str(crawl), "--work-dir", str(work), "-q"]).exit_code == 0
+    assert runner.invoke(app, ["fit", "--work-dir", str(work), "--profiles", str(profiles),
+                               "-q"]).exit_code == 0
+    result = runner.invoke(app, ["apply", str(crawl), "-o", str(out), "--profiles", str(profiles),
+                                 "--format", "jsonl", "-q"])
+    assert result.exit_code == 0, result.output
+    assert (out / "a.jsonl.gz").exists()
+
+
+def test_missing_input_is_one_line_on_stderr(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["clean", str(tmp_path / "nope.warc.gz"), "-o", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().count("\n") == 0
+    assert "nope.warc.gz: no such file or directory" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_fit_without_index_says_what_to_do(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["fit", "--work-dir", str(tmp_path), "--profiles",
+                                 str(tmp_path / "p")])
+    assert result.exit_code == 1
+    assert "run `warcdeboil index` first" in result.stderr
+
+
+def test_bad_option_is_a_usage_error(crawl: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["clean", str(crawl), "-o", str(tmp_path), "--format", "pdf"])
+    assert result.exit_code == 2
+
+
+def test_real_process(crawl: Path, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "warcdeboil", "clean", str(crawl), "-o", str(tmp_path / "out"),
+         "--format", "text", "-j", "2", "-q"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert warcio_check(tmp_path / "out" / "a.warc.wet.gz")[0] == 0
