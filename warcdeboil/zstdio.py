@@ -1,0 +1,247 @@
+"""``.warc.zst`` as the IIPC proposal defines it: one or more zstd frames per record.
+
+Each record is compressed on its own (never two records in one frame), every frame written with
+its content size and a checksum. An optional dictionary sits at the very start of the file in a
+skippable frame with magic ``0x184D2A5D``; its payload is a raw zstd dictionary or a
+zstd-compressed one. Other skippable frames are ignored. warcio reads no zstd: this is ours.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import zstandard
+
+from .errors import ConfigError, RecordError
+
+__all__ = [
+    "DICTIONARY_FRAME_MAGIC",
+    "ZSTD_FRAME_MAGIC",
+    "Frame",
+    "ZstdRecordCompressor",
+    "decompress_range",
+    "iter_frames",
+    "looks_like_zstd",
+    "read_dictionary",
+    "train_dictionary",
+]
+
+log = logging.getLogger(__name__)
+
+ZSTD_FRAME_MAGIC = 0xFD2FB528
+DICTIONARY_FRAME_MAGIC = 0x184D2A5D
+_SKIPPABLE_MASK = 0xFFFFFFF0
+_SKIPPABLE_BASE = 0x184D2A50
+_RAW_DICTIONARY_MAGIC = 0xEC30A437
+_READ_SIZE = 1 << 16
+# Compressed bytes fed per step: bounds how far past the limit one step can inflate.
+_FEED = 1 << 13
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One data frame: where it is in the file and what it holds."""
+
+    offset: int
+    length: int
+    data: bytes
+
+
+def looks_like_zstd(head: bytes) -> bool:
+    """True when the first 4 bytes are a zstd frame magic or a skippable-frame magic.
+
+    >>> looks_like_zstd(bytes.fromhex("28b52ffd"))
+    True
+    >>> looks_like_zstd(b"WARC")
+    False
+    """
+    if len(head) < 4:
+        return False
+    magic = int.from_bytes(head[:4], "little")
+    return magic == ZSTD_FRAME_MAGIC or magic & _SKIPPABLE_MASK == _SKIPPABLE_BASE
+
+
+def _load_dictionary(payload: bytes) -> bytes:
+    """The raw dictionary in a dictionary frame's payload (stored raw or zstd-compressed)."""
+    magic = int.from_bytes(payload[:4], "little")
+    if magic == ZSTD_FRAME_MAGIC:
+        return zstandard.ZstdDecompressor().decompress(payload, max_output_size=1 << 30)
+    if magic != _RAW_DICTIONARY_MAGIC:
+        raise ValueError("the dictionary frame holds neither a dictionary nor a zstd frame")
+    return payload
+
+
+def _decompressor(dictionary: bytes | None) -> zstandard.ZstdDecompressor:
+    if dictionary is None:
+        return zstandard.ZstdDecompressor()
+    return zstandard.ZstdDecompressor(dict_data=zstandard.ZstdCompressionDict(dictionary))
+
+
+class _Input:
+    """Buffered reading with an exact count of the bytes consumed."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self._fh = fh
+        self.buf = b""
+
+    def want(self, size: int) -> bool:
+        while len(self.buf) < size:
+            more = self._fh.read(max(_READ_SIZE, size - len(self.buf)))
+            if not more:
+                return False
+            self.buf += more
+        return True
+
+    def take(self, size: int) -> bytes:
+        data, self.buf = self.buf[:size], self.buf[size:]
+        return data
+
+
+def iter_frames(
+    fh: BinaryIO, *, path: str = "", max_frame_size: int = 1 << 30
+) -> Iterator[Frame]:
+    """Yield the data frames of a ``.warc.zst`` stream in order, from ``fh``'s position.
+
+    A dictionary frame at the start is used for the frames that follow; skippable frames are
+    not yielded. Raises :class:`RecordError` (with the damaged frame's offset) on a truncated or
+    corrupt frame, or one that would inflate past ``max_frame_size``; every frame before the
+    damage has been yielded by then.
+    """
+    source = _Input(fh)
+    offset = fh.tell()
+    decompressor = _decompressor(None)
+    first = True
+    while source.want(1):
+        if not source.want(8):
+            raise RecordError("file ends inside a frame header", path=path, offset=offset)
+        magic = int.from_bytes(source.buf[:4], "little")
+        if magic & _SKIPPABLE_MASK == _SKIPPABLE_BASE:
+            size = int.from_bytes(source.buf[4:8], "little")
+            if not source.want(8 + size):
+                raise RecordError("truncated skippable frame", path=path, offset=offset)
+            payload = source.take(8 + size)[8:]
+            if first and magic == DICTIONARY_FRAME_MAGIC:
+                try:
+                    decompressor = _decompressor(_load_dictionary(payload))
+                except (ValueError, zstandard.ZstdError) as exc:
+                    raise RecordError(f"bad dictionary frame ({exc})", path=path,
+                                      offset=offset) from exc
+            first = False
+            offset += 8 + size
+            continue
+        if magic != ZSTD_FRAME_MAGIC:
+            raise RecordError("not a zstd frame", path=path, offset=offset)
+        first = False
+        data, length = _one_frame(source, decompressor, max_frame_size, path, offset)
+        yield Frame(offset, length, data)
+        offset += length
+
+
+def _one_frame(
+    source: _Input, decompressor: zstandard.ZstdDecompressor, limit: int, path: str, offset: int
+) -> tuple[bytes, int]:
+    source.want(18)  # the largest frame header
+    try:
+        declared = zstandard.frame_content_size(source.buf)
+    except zstandard.ZstdError as exc:
+        raise RecordError(f"corrupt zstd frame header ({exc})", path=path, offset=offset) from exc
+    if declared > limit:
+        raise RecordError(f"zstd frame inflates past {limit} bytes", path=path, offset=offset)
+    inflater = decompressor.decompressobj()
+    parts: list[bytes] = []
+    size = 0
+    consumed = 0
+    while True:
+        if not source.buf and not source.want(1):
+            raise RecordError("zstd frame is truncated", path=path, offset=offset)
+        piece = source.take(_FEED)
+        try:
+            out = inflater.decompress(piece)
+        except zstandard.ZstdError as exc:
+            raise RecordError(f"corrupt zstd frame ({exc})", path=path, offset=offset) from exc
+        size += len(out)
+        if size > limit:
+            raise RecordError(f"zstd frame inflates past {limit} bytes", path=path, offset=offset)
+        parts.append(out)
+        if inflater.eof:
+            unused = inflater.unused_data
+            consumed += len(piece) - len(unused)
+            source.buf = unused + source.buf
+            return b"".join(parts), consumed
+        consumed += len(piece)
+
+
+def read_dictionary(fh: BinaryIO) -> bytes | None:
+    """The raw dictionary stored at the start of the file, or None (seeks to 0)."""
+    fh.seek(0)
+    head = fh.read(8)
+    if len(head) < 8 or int.from_bytes(head[:4], "little") != DICTIONARY_FRAME_MAGIC:
+        return None
+    size = int.from_bytes(head[4:8], "little")
+    try:
+        return _load_dictionary(fh.read(size))
+    except (ValueError, zstandard.ZstdError) as exc:
+        raise RecordError(f"bad dictionary frame ({exc})", offset=0) from exc
+
+
+def decompress_range(
+    fh: BinaryIO, offset: int, length: int, dictionary: bytes | None, *, path: str = ""
+) -> bytes:
+    """Random access: the data of every frame in ``[offset, offset + length)``."""
+    import io
+
+    fh.seek(offset)
+    raw = fh.read(length)
+    source = _Input(io.BytesIO(raw))
+    decompressor = _decompressor(dictionary)
+    parts = []
+    position = offset
+    while source.want(1):
+        data, used = _one_frame(source, decompressor, 1 << 30, path, position)
+        parts.append(data)
+        position += used
+    return b"".join(parts)
+
+
+class ZstdRecordCompressor:
+    """Compresses records one frame each, with content size and checksum, as the spec asks."""
+
+    def __init__(self, level: int = 3, dictionary: bytes | None = None) -> None:
+        self._dictionary = dictionary
+        params = {"level": level, "write_checksum": True, "write_content_size": True}
+        if dictionary is not None:
+            dict_data = zstandard.ZstdCompressionDict(dictionary)
+            self._compressor = zstandard.ZstdCompressor(dict_data=dict_data, **params)
+        else:
+            self._compressor = zstandard.ZstdCompressor(**params)
+
+    def header(self) -> bytes:
+        """What goes once at the start of the file: the dictionary frame, or nothing."""
+        if self._dictionary is None:
+            return b""
+        packed = zstandard.ZstdCompressor(level=19, write_content_size=True).compress(
+            self._dictionary
+        )
+        return (
+            DICTIONARY_FRAME_MAGIC.to_bytes(4, "little")
+            + len(packed).to_bytes(4, "little")
+            + packed
+        )
+
+    def compress(self, record: bytes) -> bytes:
+        """One complete zstd frame holding ``record``."""
+        return self._compressor.compress(record)
+
+
+def train_dictionary(samples: Sequence[bytes], size: int = 110 * 1024) -> bytes:
+    """A zstd dictionary trained on sample records (e.g. the archive's own)."""
+    try:
+        return zstandard.train_dictionary(size, list(samples)).as_bytes()
+    except zstandard.ZstdError as exc:
+        raise ConfigError(
+            f"cannot train a zstd dictionary on {len(samples)} samples ({exc}): "
+            "use more records, or a smaller dictionary size"
+        ) from exc
