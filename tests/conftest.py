@@ -102,15 +102,18 @@ def warcio_check(path: Path) -> tuple[int, str]:
 
     from warcdeboil.reader import iter_records
 
-    if path.name.endswith(".zst"):
-        plain = path.with_name(path.name + ".plain.warc")
-        with open(plain, "wb") as fh:
-            for record in iter_records(path):
-                fh.write(record.to_bytes())
-        path = plain
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        status = Checker(SimpleNamespace(inputs=[str(path)], verbose=False)).process_all()
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if path.name.endswith(".zst"):
+            plain = Path(tmp) / (path.name + ".warc")
+            with open(plain, "wb") as fh:
+                for record in iter_records(path):
+                    fh.write(record.to_bytes())
+            path = plain
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            status = Checker(SimpleNamespace(inputs=[str(path)], verbose=False)).process_all()
     return status, out.getvalue()
 
 
