@@ -40,7 +40,8 @@ def warc_record(rec_type: str, url: str, block: bytes, *, content_type: str | No
             "response": "application/http; msgtype=response",
             "request": "application/http; msgtype=request",
         }.get(rec_type, "application/octet-stream")
-    record_id = uuid.uuid5(uuid.NAMESPACE_URL, f"{rec_type}:{url}:{hashlib.sha1(block).hexdigest()}")
+    digest = hashlib.sha1(block).hexdigest()
+    record_id = uuid.uuid5(uuid.NAMESPACE_URL, f"{rec_type}:{url}:{digest}")
     headers = [
         ("WARC-Type", rec_type),
         ("WARC-Record-ID", f"<urn:uuid:{record_id}>"),
@@ -79,15 +80,15 @@ def site_pages(host: str, count: int, *, article_words: int = 60) -> list[tuple[
     for i in range(count):
         words = " ".join(f"word{i}x{j}" for j in range(article_words))
         html = (
-            "<!DOCTYPE html><html><head><title>Page {i}</title></head><body>"
-            "<header><div class='logo'>{host} daily</div>"
+            f"<!DOCTYPE html><html><head><title>Page {i}</title></head><body>"
+            f"<header><div class='logo'>{host} daily</div>"
             "<nav><ul><li><a href='/'>Home</a></li><li><a href='/news'>News</a></li></ul></nav>"
             "</header>"
-            "<article><h1>Headline number {i}</h1><p>{words}</p>"
-            "<p>Second paragraph of story {i} keeps going for a while.</p></article>"
-            "<footer><p>Copyright {host}. All rights reserved. Contact us.</p></footer>"
+            f"<article><h1>Headline number {i}</h1><p>{words}</p>"
+            f"<p>Second paragraph of story {i} keeps going for a while.</p></article>"
+            f"<footer><p>Copyright {host}. All rights reserved. Contact us.</p></footer>"
             "</body></html>"
-        ).format(i=i, host=host, words=words)
+        )
         pages.append((f"http://{host}/story/{i:03d}", html))
     return pages
 
@@ -96,13 +97,12 @@ def warcio_check(path: Path) -> tuple[int, str]:
     """Run ``warcio check`` (digests, lengths) on an archive; zstd is decoded to plain first."""
     import contextlib
     import io
+    import tempfile
     from types import SimpleNamespace
 
     from warcio.checker import Checker
 
     from warcdeboil.reader import iter_records
-
-    import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         if path.name.endswith(".zst"):
@@ -125,7 +125,8 @@ def synthetic_crawl() -> list[tuple[list[tuple[str, str]], bytes]]:
     pages += site_pages("single.example", 1)
     pages.sort(key=lambda page: page[1][-40:])  # interleave the sites
     for i, (url, html) in enumerate(pages):
-        records.append(warc_record("request", url, f"GET / HTTP/1.1\r\nHost: x{i}\r\n\r\n".encode()))
+        request = f"GET / HTTP/1.1\r\nHost: x{i}\r\n\r\n".encode()
+        records.append(warc_record("request", url, request))
         records.append(warc_record("response", url, http_response(html.encode())))
         if i == 3:
             png = b"\x89PNG\r\n\x1a\n" + bytes(range(200))

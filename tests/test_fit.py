@@ -31,11 +31,13 @@ def test_identical_pages_are_skipped_by_the_iou_guard() -> None:
 def test_near_duplicates_do_not_erase_their_article() -> None:
     # /story and /story?page=1 hold the same article; a per-page widget keeps their IoU low.
     story = site_pages("n.example", 1, article_words=200)[0][1]
-    story = story.replace("<article>", "<div class='c'><article>").replace("</article>", "</article></div>")
+    story = story.replace("<article>", "<div class='c'><article>")
+    story = story.replace("</article>", "</article></div>")
     pages = [("http://n.example/a", site_pages("n.example", 2)[1][1])]
     for i, suffix in enumerate(["", "?page=1"]):
         widget = f"<div class='w'><div>Widget {i}</div><ul><li>only here {i}</li></ul></div>"
-        pages.append((f"http://n.example/story{suffix}", story.replace("<footer>", widget + "<footer>")))
+        page = story.replace("<footer>", widget + "<footer>")
+        pages.append((f"http://n.example/story{suffix}", page))
     deboiler = Deboiler().fit(pages)
     texts = {p.url: p.text for p in deboiler.transform(pages)}
     assert "word0x199" in texts["http://n.example/story"]

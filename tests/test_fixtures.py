@@ -91,7 +91,7 @@ def test_cleaned_codec_fixtures_are_valid_and_keep_other_records(
     after = list(iter_records(target))
     assert len(after) == len(before)
     pages = {url for url in EXPECTED["pages"]}
-    for old, new in zip(before, after):
+    for old, new in zip(before, after, strict=True):
         if old.target_uri in pages and old.rec_type in ("response", "resource"):
             assert new.block != old.block
         else:

@@ -11,8 +11,8 @@ import pytest
 from warcdeboil.errors import PayloadError
 from warcdeboil.httpbody import (
     HttpResponse,
-    decode_body,
     dechunk,
+    decode_body,
     detect_charset,
     is_html,
     parse_http_response,
@@ -45,7 +45,8 @@ def test_parse_http_response_splits_status_headers_body() -> None:
     ],
 )
 def test_content_encodings_are_undone(coding: str, encode) -> None:
-    assert decode_body(response(encode(PAGE), ("Content-Encoding", coding)), max_size=1 << 20) == PAGE
+    encoded = response(encode(PAGE), ("Content-Encoding", coding))
+    assert decode_body(encoded, max_size=1 << 20) == PAGE
 
 
 def test_chunked_then_gzip() -> None:

@@ -12,7 +12,14 @@ from conftest import synthetic_crawl, warcio_check
 from warcdeboil.apply import OutputFormat
 from warcdeboil.compression import Codec
 from warcdeboil.errors import ConfigError
-from warcdeboil.pipeline import Options, apply_profiles, build_index, clean, discover_inputs, fit_profiles
+from warcdeboil.pipeline import (
+    Options,
+    apply_profiles,
+    build_index,
+    clean,
+    discover_inputs,
+    fit_profiles,
+)
 from warcdeboil.reader import iter_records
 
 
@@ -47,7 +54,7 @@ def test_records_that_are_not_pages_are_byte_identical(crawl: Path, tmp_path: Pa
     out = tmp_path / "out"
     run(crawl, out)
     for source in sorted(crawl.iterdir()):
-        pairs = zip(iter_records(source), iter_records(out / source.name))
+        pairs = zip(iter_records(source), iter_records(out / source.name), strict=True)
         for before, after in pairs:
             is_page = before.rec_type == "response" and b"text/html" in before.block[:200]
             if not is_page:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, http_response, shared_file, warc_record, write_archive  # noqa: F401
+from conftest import SHARED, http_response, shared_file, warc_record
 from warcio.archiveiterator import ArchiveIterator
 
 from warcdeboil.compression import Codec

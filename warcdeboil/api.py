@@ -6,7 +6,8 @@ site exactly as the file pipeline does (same hashing, same pairing of URL-sorted
 it twice gives the same answer.
 
 >>> nav = "<nav><ul><li>Home</li><li>About</li></ul></nav>"
->>> pages = [(f"http://example.com/{i}", f"<body>{nav}<div>Story {i}</div></body>") for i in range(3)]
+>>> pages = [(f"http://example.com/{i}", f"<body>{nav}<div>Story {i}</div></body>")
+...          for i in range(3)]
 >>> [page.text for page in Deboiler().fit(pages).transform(pages)]
 ['Story 0', 'Story 1', 'Story 2']
 """

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from .dom import CleanText, analyse, clean_html, clean_text
 from .compression import Codec
+from .dom import CleanText, analyse, clean_html, clean_text
 from .errors import RecordError
 from .pages import HtmlPage, html_page
 from .pagestore import PageEntry, iter_page_store

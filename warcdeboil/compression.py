@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 from .errors import RecordError
 
-__all__ = ["Codec", "Segment", "codec_for_name", "detect_codec", "iter_segments"]
+__all__ = ["Codec", "Segment", "detect_codec", "iter_segments"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = 0xFD2FB528
@@ -66,18 +66,6 @@ def detect_codec(head: bytes) -> Codec:
         if magic == ZSTD_MAGIC or magic & 0xFFFFFFF0 == ZSTD_SKIPPABLE_MAGIC:
             return Codec.ZSTD
     return Codec.NONE
-
-
-def codec_for_name(name: str) -> Codec | None:
-    """The codec a file name promises, or None when the name does not say."""
-    lower = name.lower()
-    if lower.endswith(".gz"):
-        return Codec.GZIP
-    if lower.endswith(".zst"):
-        return Codec.ZSTD
-    if lower.endswith((".warc", ".arc")):
-        return Codec.NONE
-    return None
 
 
 def iter_segments(

@@ -1,8 +1,8 @@
 """Learning a site's template from its pages in URL order.
 
 Each page is compared with its URL-sorted neighbour. Subtrees (candidate hashes) that a pair shares
-are counted; those shared by at least ``min_occurrence`` pairs form the site profile. Two guards keep
-real content out of the profile:
+are counted; those shared by at least ``min_occurrence`` pairs form the site profile. Two guards
+keep real content out of the profile:
 
 * pairs whose hash sets are nearly identical (intersection over union above ``max_iou``) are
   skipped: they are the same page twice and share everything, article included;
@@ -63,7 +63,8 @@ def near_duplicate(a: PageSignature, b: PageSignature, threshold: float) -> bool
     """True when the long text blocks of two pages mostly coincide (weighted Jaccard).
 
     >>> from array import array
-    >>> sig = lambda blocks: PageSignature(array('Q'), array('Q', blocks), array('I', [50] * len(blocks)), 0)
+    >>> def sig(blocks):
+    ...     return PageSignature(array('Q'), array('Q', blocks), array('I', [50] * len(blocks)), 0)
     >>> near_duplicate(sig([1, 2, 3]), sig([1, 2, 3, 4]), 0.6)
     True
     >>> near_duplicate(sig([1, 2, 3]), sig([1, 5, 6]), 0.6)
@@ -71,10 +72,10 @@ def near_duplicate(a: PageSignature, b: PageSignature, threshold: float) -> bool
     """
     if not a.blocks or not b.blocks:
         return False
-    sizes_a = dict(zip(a.blocks, a.block_sizes))
+    sizes_a = dict(zip(a.blocks, a.block_sizes, strict=True))
     shared = 0
     union = sum(a.block_sizes)
-    for digest, size in zip(b.blocks, b.block_sizes):
+    for digest, size in zip(b.blocks, b.block_sizes, strict=True):
         if digest in sizes_a:
             shared += size
         else:

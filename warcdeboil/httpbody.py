@@ -1,4 +1,4 @@
-"""HTTP messages inside WARC records: headers, transfer and content codings, HTML sniffing, charsets.
+"""HTTP messages in WARC records: headers, transfer and content codings, HTML sniffing, charsets.
 
 A ``response`` record's block is an HTTP response as it crossed the wire. Before a page can be
 parsed we undo chunked transfer-encoding and gzip/deflate/br content-encoding (with a size limit:
@@ -136,7 +136,8 @@ def decode_body(response: HttpResponse, *, max_size: int) -> bytes:
     transfer = (response.get("Transfer-Encoding") or "").lower()
     if "chunked" in transfer:
         body = dechunk(body)
-    for coding in reversed([c.strip().lower() for c in (response.get("Content-Encoding") or "").split(",")]):
+    codings = [c.strip().lower() for c in (response.get("Content-Encoding") or "").split(",")]
+    for coding in reversed(codings):
         if coding in ("", "identity", "none"):
             continue
         body = _undo_coding(coding, body, max_size)
@@ -243,8 +244,8 @@ def detect_charset(content_type: str, body: bytes) -> str:
     match = _CHARSET_PARAM.search(content_type)
     if match and (charset := _normalise_charset(match.group(1))):
         return charset
-    match = _META_CHARSET.search(body, 0, 4096)
-    if match and (charset := _normalise_charset(match.group(1).decode("ascii", "replace"))):
+    meta = _META_CHARSET.search(body, 0, 4096)
+    if meta and (charset := _normalise_charset(meta.group(1).decode("ascii", "replace"))):
         # A page served as UTF-16 cannot say so in ASCII-compatible <meta>; HTML says use UTF-8.
         return "utf-8" if charset.startswith("utf-16") else charset
     return "utf-8"

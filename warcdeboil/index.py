@@ -13,11 +13,11 @@ On disk::
 from __future__ import annotations
 
 import heapq
-import os
 import struct
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
 from xxhash import xxh3_64_intdigest
@@ -139,24 +139,15 @@ class RunWriter:
         if not self._pending:
             return
         self._pending.sort(key=lambda item: (item[0], item[1]))
-        out = None
-        current = -1
-        try:
-            for partition, key, payload in self._pending:
-                if partition != current:
-                    if out is not None:
-                        out.close()
-                    current = partition
-                    path = self.run_path(partition)
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    out = open(path, "wb")  # noqa: SIM115 - closed in this loop or finally
-                    self.written.append(path)
-                out.write(_FRAME.pack(len(key), len(payload)))
-                out.write(key)
-                out.write(payload)
-        finally:
-            if out is not None:
-                out.close()
+        for partition, items in groupby(self._pending, key=lambda item: item[0]):
+            path = self.run_path(partition)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "wb") as out:
+                for _, key, payload in items:
+                    out.write(_FRAME.pack(len(key), len(payload)))
+                    out.write(key)
+                    out.write(payload)
+            self.written.append(path)
         self._runs += 1
         self._pending = []
         self._pending_bytes = 0
@@ -198,10 +189,3 @@ def iter_partition(index_dir: Path, partition: int) -> Iterator[IndexEntry]:
     for payload in merge_runs(partition_runs(index_dir, partition)):
         yield decode_entry(payload)
 
-
-def remove_runs(paths: Iterable[Path]) -> None:
-    for path in paths:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass

@@ -10,7 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import PayloadError
-from .httpbody import HttpResponse, decode_body, detect_charset, is_html, parse_http_response, to_text
+from .httpbody import (
+    HttpResponse,
+    decode_body,
+    detect_charset,
+    is_html,
+    parse_http_response,
+    to_text,
+)
 from .reader import WarcRecord
 
 __all__ = ["DEFAULT_MAX_PAGE_BYTES", "HtmlPage", "html_page"]
@@ -45,7 +52,8 @@ def html_page(record: WarcRecord, *, max_bytes: int = DEFAULT_MAX_PAGE_BYTES) ->
         content_type = response.content_type
         if not is_html(content_type, response.body[:1024]):
             # Might be compressed: sniffing needs the decoded bytes, but only for vague types.
-            if content_type and not content_type.lower().startswith(("application/octet", "text/plain")):
+            vague = ("application/octet", "text/plain")
+            if content_type and not content_type.lower().startswith(vague):
                 return None
             if not (response.get("Content-Encoding") or response.get("Transfer-Encoding")):
                 return None
@@ -65,6 +73,7 @@ def html_page(record: WarcRecord, *, max_bytes: int = DEFAULT_MAX_PAGE_BYTES) ->
     else:
         return None
     charset = detect_charset(content_type, body[:4096])
+    markup: str | bytes
     if charset == "utf-8":
         try:
             body.decode("utf-8")

@@ -89,7 +89,9 @@ def _decode(blob: bytes, path: Path) -> PageEntry:
         if len(sizes) != n:
             raise ValueError("entry is short")
     except (zstandard.ZstdError, struct.error, UnicodeDecodeError, ValueError) as exc:
-        raise WorkDirError(f"{path}: damaged page store ({exc}): delete the work directory") from exc
+        raise WorkDirError(
+            f"{path}: damaged page store ({exc}): delete the work directory"
+        ) from exc
     url, record_id, date, charset, title = strings
     return PageEntry(
         ordinal, offset, length, url, record_id, date, charset, before,

@@ -136,9 +136,8 @@ class _RecordParser:
     def __iter__(self) -> Iterator[WarcRecord]:
         while True:
             self._skip_blank()
-            if not self._fill(5):
-                if not self._fill(1):
-                    return
+            if not self._fill(5) and not self._fill(1):
+                return
             start = self._pos
             if self._buf.startswith(b"WARC/", start):
                 record = self._parse_warc()
@@ -311,7 +310,8 @@ def _arc_to_warc(url: str, ip: str, date: str, mime: str, block: bytes) -> WarcR
 
     when = date.ljust(14, "0")
     iso = f"{when[0:4]}-{when[4:6]}-{when[6:8]}T{when[8:10]}:{when[10:12]}:{when[12:14]}Z"
-    record_id = uuid.uuid5(uuid.NAMESPACE_URL, f"arc:{url}:{date}:{hashlib.sha1(block).hexdigest()}")
+    digest = hashlib.sha1(block).hexdigest()
+    record_id = uuid.uuid5(uuid.NAMESPACE_URL, f"arc:{url}:{date}:{digest}")
     if url.startswith("filedesc://"):
         rec_type, content_type = "warcinfo", "text/plain"
     elif url.startswith(("http://", "https://")):

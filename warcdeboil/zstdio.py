@@ -211,12 +211,12 @@ class ZstdRecordCompressor:
 
     def __init__(self, level: int = 3, dictionary: bytes | None = None) -> None:
         self._dictionary = dictionary
-        params = {"level": level, "write_checksum": True, "write_content_size": True}
-        if dictionary is not None:
-            dict_data = zstandard.ZstdCompressionDict(dictionary)
-            self._compressor = zstandard.ZstdCompressor(dict_data=dict_data, **params)
-        else:
-            self._compressor = zstandard.ZstdCompressor(**params)
+        self._compressor = zstandard.ZstdCompressor(
+            level=level,
+            dict_data=zstandard.ZstdCompressionDict(dictionary) if dictionary else None,
+            write_checksum=True,
+            write_content_size=True,
+        )
 
     def header(self) -> bytes:
         """What goes once at the start of the file: the dictionary frame, or nothing."""
