@@ -65,6 +65,16 @@ def test_tiny_runs_sort_like_one_run(tmp_path: Path, partitions: int) -> None:
     assert len(tiny) == len(entries)
 
 
+def test_merging_in_levels_when_runs_outnumber_the_fan_in(tmp_path: Path) -> None:
+    entries = make_entries(400)
+    sort_with(tmp_path, entries, 1, 1)
+    runs = sorted((tmp_path / "p0000").glob("*.run"))
+    assert len(runs) > 4 * 4  # two levels of intermediate merges at a fan-in of 4
+    merged = list(iter_partition(tmp_path, 0, fan_in=4))
+    assert merged == list(iter_partition(tmp_path, 0))
+    assert sorted((tmp_path / "p0000").iterdir()) == runs  # intermediate runs removed
+
+
 def test_sorted_by_site_then_url(tmp_path: Path) -> None:
     entries = make_entries(300)
     result = sort_with(tmp_path, entries, 4096, 1)

@@ -176,3 +176,18 @@ def test_progress_reaches_the_caller(crawl: Path, tmp_path: Path, workers: int) 
     assert seen["write"] == [2, summary.apply.records, 2]
     assert seen["fit"][0] == seen["fit"][2]
     assert seen["fit"][1] == summary.fit.sites == 3
+
+
+def test_zstd_output_with_a_dictionary_trained_on_the_input(crawl: Path, tmp_path: Path) -> None:
+    from warcdeboil.zstdio import read_dictionary
+
+    plain = tmp_path / "plain"
+    trained = tmp_path / "trained"
+    clean([crawl], plain, Options(workers=1, compress=Codec.ZSTD))
+    clean([crawl], trained, Options(workers=1, compress=Codec.ZSTD, zstd_dictionary=True))
+    for path in sorted(trained.iterdir()):
+        with open(path, "rb") as fh:
+            assert read_dictionary(fh) is not None
+        records = [r.to_bytes() for r in iter_records(path)]
+        assert records == [r.to_bytes() for r in iter_records(plain / path.name)]
+        assert warcio_check(path)[0] == 0

@@ -21,19 +21,25 @@ from typing import BinaryIO
 
 from .compression import Codec
 from .dom import CleanText, analyse, clean_html, clean_text
-from .errors import RecordError
+from .errors import ConfigError, RecordError
 from .pages import HtmlPage, html_page
 from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
 from .reader import WarcRecord, iter_records, open_archive
 from .sitekey import SiteKeyer, SiteKeyMode
 from .writer import AtomicFile, WarcWriter, rebuild_record, sha1_digest
+from .zstdio import train_dictionary
 
 __all__ = ["ApplyJob", "ApplyStats", "OutputFormat", "apply_file"]
 
 log = logging.getLogger(__name__)
 
 PROGRESS_EVERY = 256
+# A zstd dictionary is trained on at most this much of each input (zstd's own advice is about
+# a hundred times the dictionary size in samples; its default dictionary size is 110 KiB).
+DICTIONARY_BYTES = 110 << 10
+DICTIONARY_SAMPLE_RECORDS = 2000
+DICTIONARY_SAMPLE_BYTES = 16 << 20
 # JSONL is one gzip stream of text: level 1 compresses it 2.3x instead of level 6's 2.6x, at a
 # quarter of the CPU (measured on the dragnet eval output: 11.6 MB of text, 0.65 s vs 0.15 s).
 JSONL_GZIP_LEVEL = 1
@@ -67,6 +73,7 @@ class ApplyJob:
     site_key: SiteKeyMode
     max_page_bytes: int
     page_store: str | None = None  # pass 1's store for this file, when there is one
+    zstd_dictionary: bool = False  # train a zstd dictionary on this file's own records
 
 
 @dataclass(slots=True)
@@ -204,18 +211,24 @@ class _Sink:
 
 
 def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) -> _Sink:
+    dictionary = None
+    if job.zstd_dictionary and job.codec is Codec.ZSTD and job.format is not OutputFormat.JSONL:
+        dictionary = _train_on(job.path)
     if job.format is OutputFormat.WARC:
-        return _WarcSink(out, job.codec, in_codec, source)
+        return _WarcSink(out, job.codec, in_codec, source, dictionary)
     if job.format is OutputFormat.TEXT:
-        return _TextSink(out, job.codec)
+        return _TextSink(out, job.codec, dictionary)
     return _JsonlSink(out, job.codec, job.path)
 
 
 class _WarcSink(_Sink):
     wants_html = True
 
-    def __init__(self, out: BinaryIO, codec: Codec, in_codec: Codec, source: BinaryIO) -> None:
-        self._writer = WarcWriter(out, codec)
+    def __init__(
+        self, out: BinaryIO, codec: Codec, in_codec: Codec, source: BinaryIO,
+        dictionary: bytes | None,
+    ) -> None:
+        self._writer = WarcWriter(out, codec, zstd_dictionary=dictionary)
         # Records are copied compressed, byte for byte, when the codec does not change (zstd
         # frames may depend on the input's dictionary, so they are always re-encoded).
         self._copy_raw = codec is in_codec and codec is not Codec.ZSTD
@@ -268,8 +281,8 @@ def _http_head(page: HtmlPage, body_length: int) -> bytes:
 class _TextSink(_Sink):
     """WET-style output: a warcinfo record, then one ``conversion`` record per page."""
 
-    def __init__(self, out: BinaryIO, codec: Codec) -> None:
-        self._writer = WarcWriter(out, codec)
+    def __init__(self, out: BinaryIO, codec: Codec, dictionary: bytes | None) -> None:
+        self._writer = WarcWriter(out, codec, zstd_dictionary=dictionary)
         self._started = False
 
     def page(
@@ -335,6 +348,26 @@ class _JsonlSink(_Sink):
     def close(self) -> None:
         if self._gzip is not None:
             self._gzip.close()
+
+
+def _train_on(path: str) -> bytes | None:
+    """A zstd dictionary trained on the first records of ``path`` (None when too few)."""
+    samples: list[bytes] = []
+    size = 0
+    try:
+        for record in iter_records(path):
+            sample = record.to_bytes()
+            samples.append(sample)
+            size += len(sample)
+            if len(samples) >= DICTIONARY_SAMPLE_RECORDS or size >= DICTIONARY_SAMPLE_BYTES:
+                break
+    except RecordError:
+        pass  # train on what was readable; the apply reports the damage
+    try:
+        return train_dictionary(samples, DICTIONARY_BYTES)
+    except ConfigError as exc:
+        log.warning("%s: no zstd dictionary: %s", path, exc)
+        return None
 
 
 def _derived_id(kind: str, source_id: str) -> str:

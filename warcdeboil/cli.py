@@ -48,6 +48,10 @@ MinOccurrence = Annotated[
 MaxIou = Annotated[
     float, typer.Option("--max-iou", min=0.0, max=1.0, help="Skip pairs more alike than this.")
 ]
+ZstdDict = Annotated[
+    bool,
+    typer.Option("--zstd-dict", help="zstd output: train a dictionary on each input's records."),
+]
 RunSize = Annotated[
     int, typer.Option("--run-size", min=1, help="MiB of index entries per sorted run.")
 ]
@@ -172,6 +176,7 @@ def clean(
     min_occurrence: MinOccurrence = 1,
     max_iou: MaxIou = 0.95,
     run_size: RunSize = 64,
+    zstd_dict: ZstdDict = False,
     json_summary: Annotated[
         bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
     ] = False,
@@ -186,6 +191,7 @@ def clean(
         options = _options(
             format=fmt, compress=compress, workers=workers, site_key=site_key,
             min_occurrence=min_occurrence, max_iou=max_iou, run_size=run_size,
+            zstd_dictionary=zstd_dict,
         )
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             summary = run_clean(
@@ -268,6 +274,7 @@ def apply(
     fmt: Format = OutputFormat.WARC,
     compress: Compress = "auto",
     workers: Workers = 0,
+    zstd_dict: ZstdDict = False,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -277,7 +284,8 @@ def apply(
     _setup_logging(verbose)
     try:
         options = _options(
-            format=fmt, compress=compress, workers=workers, max_iou=0.95, min_occurrence=1
+            format=fmt, compress=compress, workers=workers, max_iou=0.95, min_occurrence=1,
+            zstd_dictionary=zstd_dict,
         )
         found = discover_inputs(inputs)
         with _Bars(not quiet and sys.stderr.isatty()) as bars:

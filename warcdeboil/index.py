@@ -39,6 +39,8 @@ _FRAME = struct.Struct("<II")
 _FIXED = struct.Struct("<IQQIIIIII")
 _TIEBREAK = struct.Struct(">IQ")
 DEFAULT_RUN_BYTES = 64 << 20
+# Runs open at once in a merge: well under the usual limit of 1024 open files per process.
+MAX_FAN_IN = 128
 
 
 @dataclass(slots=True)
@@ -170,11 +172,42 @@ def iter_run(path: Path) -> Iterator[tuple[bytes, bytes]]:
             yield key, payload
 
 
-def merge_runs(paths: Iterable[Path]) -> Iterator[bytes]:
-    """K-way merge of sorted runs: payloads in global key order."""
-    streams = [iter_run(path) for path in sorted(paths)]
-    for _key, payload in heapq.merge(*streams, key=lambda item: item[0]):
-        yield payload
+def _merge(paths: list[Path]) -> Iterator[tuple[bytes, bytes]]:
+    streams = [iter_run(path) for path in paths]
+    return heapq.merge(*streams, key=lambda item: item[0])
+
+
+def merge_runs(paths: Iterable[Path], *, fan_in: int = MAX_FAN_IN) -> Iterator[bytes]:
+    """K-way merge of sorted runs: payloads in global key order.
+
+    At most ``fan_in`` runs are open at once: with more, groups of runs are first merged into
+    longer runs (written beside the first run of each group and removed once merged again).
+    """
+    runs = sorted(paths)
+    level = 0
+    while len(runs) > fan_in:
+        merged = []
+        for start in range(0, len(runs), fan_in):
+            group = runs[start : start + fan_in]
+            target = group[0].with_name(f"{group[0].stem}.m{level}-{start}.merge")
+            with open(target, "wb") as out:
+                for key, payload in _merge(group):
+                    out.write(_FRAME.pack(len(key), len(payload)))
+                    out.write(key)
+                    out.write(payload)
+            if level:
+                for path in group:
+                    path.unlink()
+            merged.append(target)
+        runs = merged
+        level += 1
+    try:
+        for _key, payload in _merge(runs):
+            yield payload
+    finally:
+        if level:
+            for path in runs:
+                path.unlink(missing_ok=True)
 
 
 def partition_runs(index_dir: Path, partition: int) -> list[Path]:
@@ -184,8 +217,10 @@ def partition_runs(index_dir: Path, partition: int) -> list[Path]:
     return sorted(directory.glob("*.run"))
 
 
-def iter_partition(index_dir: Path, partition: int) -> Iterator[IndexEntry]:
+def iter_partition(
+    index_dir: Path, partition: int, *, fan_in: int = MAX_FAN_IN
+) -> Iterator[IndexEntry]:
     """Every entry of one partition, sorted by site then URL."""
-    for payload in merge_runs(partition_runs(index_dir, partition)):
+    for payload in merge_runs(partition_runs(index_dir, partition), fan_in=fan_in):
         yield decode_entry(payload)
 

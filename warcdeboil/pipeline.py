@@ -71,6 +71,7 @@ class Options:
     run_bytes: int = DEFAULT_RUN_BYTES
     partitions: int = DEFAULT_PARTITIONS
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    zstd_dictionary: bool = False  # zstd output: train a dictionary on each input's records
 
     @property
     def worker_count(self) -> int:
@@ -353,6 +354,7 @@ def apply_profiles(
             str(path), str(output_path(out_dir, rel, options.format, codec)), options.format,
             codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
             options.max_page_bytes, str(page_stores[i]) if page_stores is not None else None,
+            options.zstd_dictionary,
         ))
     total = ApplyStats("")
 
