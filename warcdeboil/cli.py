@@ -119,8 +119,9 @@ class _Bars:
         if stage == "fit":
             detail = f"partitions, {count:,} sites"
         else:
-            rate = count / max(time.monotonic() - self._started[stage], 1e-6)
-            detail = f"files, {count:,} records, {rate:,.0f}/s"
+            elapsed = time.monotonic() - self._started[stage]
+            rate = f", {count / elapsed:,.0f}/s" if elapsed > 0.5 else ""
+            detail = f"files, {count:,} records{rate}"
         self._progress.update(self._tasks[stage], advance=done, detail=detail)
 
 
