@@ -14,8 +14,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from .errors import RecordError
-
 __all__ = ["Codec", "Segment", "detect_codec", "iter_segments"]
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -37,18 +35,29 @@ class Codec(str, enum.Enum):
         return {Codec.NONE: "", Codec.GZIP: ".gz", Codec.ZSTD: ".zst"}[self]
 
 
+class Kind(enum.Enum):
+    """Where a segment's bytes come from, which decides how offsets map back to the file."""
+
+    PLAIN = "plain"  # a chunk of an uncompressed file: every byte has its own offset
+    START = "start"  # the first piece of a gzip member or zstd frame
+    INNER = "inner"  # a later piece of the same member: records starting here are unaddressable
+
+
 @dataclass(frozen=True, slots=True)
 class Segment:
     """A run of decompressed bytes and where it came from in the file.
 
-    ``boundary`` is true when records may only start at the segment's first byte to be
-    addressable (gzip members, zstd frames); for plain files any byte is addressable.
+    ``offset`` is where the segment's member (or, for plain files, the chunk) starts; ``end``,
+    where the file goes on after it when this is the last piece of its member (else -1).
+    A *damaged* segment holds what could be read before the damage (possibly nothing) and says
+    why; reading resumes at ``end``.
     """
 
     offset: int
-    length: int
+    end: int
     data: bytes
-    boundary: bool
+    kind: Kind
+    damage: str | None = None
 
 
 def detect_codec(head: bytes) -> Codec:
@@ -71,66 +80,107 @@ def detect_codec(head: bytes) -> Codec:
 def iter_segments(
     fh: BinaryIO, codec: Codec, *, path: str = "", max_segment_size: int = 1 << 30
 ) -> Iterator[Segment]:
-    """Yield the decompressed segments of ``fh`` from its current position."""
+    """Yield the decompressed segments of ``fh`` from its current position.
+
+    Never raises for damaged data: a damaged stretch comes out as a segment that says so, and
+    reading goes on at the next gzip member or zstd frame found after it.
+    """
     if codec is Codec.GZIP:
-        yield from _iter_gzip_members(fh, path, max_segment_size)
+        yield from _iter_gzip(fh)
     elif codec is Codec.ZSTD:
         from .zstdio import iter_frames
 
-        for frame in iter_frames(fh, path=path, max_frame_size=max_segment_size):
-            yield Segment(frame.offset, frame.length, frame.data, True)
+        for frame in iter_frames(fh, path=path, max_frame_size=max_segment_size, resync=True):
+            yield Segment(frame.offset, frame.offset + frame.length, frame.data, Kind.START,
+                          frame.damage)
     else:
         offset = fh.tell()
         while chunk := fh.read(_PLAIN_CHUNK):
-            yield Segment(offset, len(chunk), chunk, False)
+            yield Segment(offset, offset + len(chunk), chunk, Kind.PLAIN)
             offset += len(chunk)
 
 
-def _iter_gzip_members(fh: BinaryIO, path: str, max_size: int) -> Iterator[Segment]:
-    offset = fh.tell()
-    pending = b""
-    while True:
-        if not pending:
-            pending = fh.read(_READ_SIZE)
-            if not pending:
-                return
-        if not pending.startswith(GZIP_MAGIC[: len(pending)]):
-            if not pending.strip(b"\0\r\n\t "):
-                # Padding after the last member (some writers pad to a block size).
-                offset += len(pending)
-                pending = fh.read(_READ_SIZE)
-                if not pending:
-                    return
-                continue
-            raise RecordError("bytes after a gzip member are not gzip", path=path, offset=offset)
-        inflater = zlib.decompressobj(31)
-        parts: list[bytes] = []
-        size = 0
-        consumed = 0
-        data = pending
+class _Bytes:
+    """Compressed input with the file offset of its first buffered byte."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh = fh
+        self.offset = fh.tell()
+        self.buf = b""
+
+    def more(self) -> bool:
+        chunk = self.fh.read(_READ_SIZE)
+        self.buf += chunk
+        return bool(chunk)
+
+    def drop(self, count: int) -> None:
+        self.buf = self.buf[count:]
+        self.offset += count
+
+    def seek_magic(self, magic: bytes) -> None:
+        """Drop bytes up to the next occurrence of ``magic`` (or to the end of the file)."""
         while True:
-            try:
-                out = inflater.decompress(data, max_size + 1 - size)
-            except zlib.error as exc:
-                raise RecordError(f"corrupt gzip member ({exc})", path=path, offset=offset) from exc
-            parts.append(out)
-            size += len(out)
-            if size > max_size:
-                raise RecordError(
-                    f"gzip member inflates past {max_size} bytes", path=path, offset=offset
-                )
-            if inflater.eof:
-                unused = inflater.unused_data
-                consumed += len(data) - len(unused)
-                pending = unused
-                break
-            if inflater.unconsumed_tail:
-                consumed += len(data) - len(inflater.unconsumed_tail)
-                data = inflater.unconsumed_tail
+            found = self.buf.find(magic, 1)
+            if found > 0:
+                self.drop(found)
+                return
+            keep = len(magic) - 1
+            self.drop(max(len(self.buf) - keep, 0))
+            if not self.more():
+                self.drop(len(self.buf))
+                return
+
+
+# Members are handed on in pieces of about this much decompressed data, so one huge member (a
+# whole file compressed as one gzip stream) is read streaming, not all at once.
+_PIECE = 8 << 20
+
+
+def _iter_gzip(fh: BinaryIO) -> Iterator[Segment]:
+    src = _Bytes(fh)
+    while src.buf or src.more():
+        if len(src.buf) < 2:
+            src.more()
+        if not src.buf.startswith(GZIP_MAGIC):
+            start = src.offset
+            if not src.buf.strip(b"\0\r\n\t "):
+                src.drop(len(src.buf))  # padding after the last member
                 continue
-            consumed += len(data)
-            data = fh.read(_READ_SIZE)
-            if not data:
-                raise RecordError("gzip member is truncated", path=path, offset=offset)
-        yield Segment(offset, consumed, b"".join(parts), True)
-        offset += consumed
+            src.seek_magic(GZIP_MAGIC + b"\x08")
+            yield Segment(start, src.offset, b"", Kind.START, "bytes that are not gzip")
+            continue
+        yield from _gzip_member(src)
+
+
+def _gzip_member(src: _Bytes) -> Iterator[Segment]:
+    start = src.offset
+    inflater = zlib.decompressobj(31)
+    pending: list[bytes] = []
+    pending_size = 0
+    first = True
+    while True:
+        if not src.buf and not src.more():
+            yield Segment(start, src.offset, b"".join(pending), Kind.START if first else Kind.INNER,
+                          "gzip member is truncated")
+            return
+        data = src.buf
+        try:
+            out = inflater.decompress(data)
+        except zlib.error as exc:
+            src.seek_magic(GZIP_MAGIC + b"\x08")
+            yield Segment(start, src.offset, b"", Kind.START if first else Kind.INNER,
+                          f"corrupt gzip member ({exc})")
+            return
+        if inflater.eof:
+            src.drop(len(data) - len(inflater.unused_data))
+        else:
+            src.drop(len(data))
+        pending.append(out)
+        pending_size += len(out)
+        if inflater.eof:
+            yield Segment(start, src.offset, b"".join(pending), Kind.START if first else Kind.INNER)
+            return
+        if pending_size >= _PIECE:
+            yield Segment(start, -1, b"".join(pending), Kind.START if first else Kind.INNER)
+            first = False
+            pending, pending_size = [], 0

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from .compression import Codec, Segment, detect_codec, iter_segments
+from .compression import Codec, Kind, Segment, detect_codec, iter_segments
 from .errors import InputError, RandomAccessError, RecordError
 
 __all__ = ["WarcRecord", "iter_records", "open_archive", "read_record_at"]
@@ -23,6 +23,8 @@ __all__ = ["WarcRecord", "iter_records", "open_archive", "read_record_at"]
 log = logging.getLogger(__name__)
 
 _HEADER_END = b"\r\n\r\n"
+# Records larger than this are skipped (and reported), so one record cannot exhaust memory.
+DEFAULT_MAX_RECORD_BYTES = 1 << 30
 
 
 @dataclass(slots=True)
@@ -39,6 +41,7 @@ class WarcRecord:
     headers: list[tuple[str, str]]
     block: bytes
     addressable: bool = True
+    error: str | None = None  # why this record (or damaged stretch) could not be read whole
     _index: dict[str, str] | None = field(default=None, repr=False)
 
     def get(self, name: str, default: str | None = None) -> str | None:
@@ -87,12 +90,19 @@ def open_archive(path: str | os.PathLike[str]) -> tuple[BinaryIO, Codec]:
     return fh, detect_codec(head)
 
 
-def iter_records(path: str | os.PathLike[str]) -> Iterator[WarcRecord]:
-    """Yield every record of a WARC or ARC file, in order, with offset and length."""
+def iter_records(
+    path: str | os.PathLike[str], *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+) -> Iterator[WarcRecord]:
+    """Yield every record of a WARC or ARC file, in order, with offset and length.
+
+    Never raises for damage inside the file: a damaged stretch comes out as a record with
+    ``error`` set (and no headers when none could be read), and reading goes on after it.
+    """
     name = os.fspath(path)
     fh, codec = open_archive(name)
     with fh:
-        yield from _RecordParser(iter_segments(fh, codec, path=name), codec, name)
+        segments = iter_segments(fh, codec, path=name)
+        yield from _RecordParser(segments, codec, name, max_record_bytes)
 
 
 def read_record_at(path: str | os.PathLike[str], offset: int, length: int) -> WarcRecord:
@@ -108,64 +118,165 @@ def read_record_at(path: str | os.PathLike[str], offset: int, length: int) -> Wa
         with open(name, "rb") as dfh:
             dictionary = read_dictionary(dfh)
             data = decompress_range(dfh, offset, length, dictionary, path=name)
-        segments: list[Segment] = [Segment(offset, length, data, True)]
+        segments: list[Segment] = [Segment(offset, offset + length, data, Kind.START)]
     else:
         import io
 
-        segments = list(iter_segments(io.BytesIO(raw), codec, path=name))
-        segments = [Segment(s.offset + offset, s.length, s.data, s.boundary) for s in segments]
-    for record in _RecordParser(iter(segments), codec, name):
+        segments = [
+            Segment(s.offset + offset, s.end + offset if s.end >= 0 else -1, s.data, s.kind,
+                    s.damage)
+            for s in iter_segments(io.BytesIO(raw), codec, path=name)
+        ]
+    for record in _RecordParser(iter(segments), codec, name, DEFAULT_MAX_RECORD_BYTES):
+        if record.error is not None:
+            raise RecordError(record.error, path=name, offset=offset)
         return record
     raise RandomAccessError(f"{name}@{offset}: no record at this offset")
 
 
 class _RecordParser:
-    """Parses records out of a stream of decompressed segments."""
+    """Parses records out of a stream of decompressed segments, and survives damage.
 
-    def __init__(self, segments: Iterator[Segment], codec: Codec, path: str) -> None:
+    Damage (a corrupt or truncated member, a malformed header, a record cut short) becomes a
+    record with ``error`` set that covers the damaged stretch; parsing resumes at the next gzip
+    member or zstd frame, or, in a plain file, at the next line that starts a WARC record.
+    """
+
+    def __init__(
+        self, segments: Iterator[Segment], codec: Codec, path: str, max_record_bytes: int
+    ) -> None:
         self._segments = segments
         self._codec = codec
         self._path = path
+        self._max = max_record_bytes
         self._buf = b""
         self._pos = 0
         # (start index in _buf, segment) for every segment whose data is in _buf.
         self._spans: list[tuple[int, Segment]] = []
         self._eof = False
+        self._damage: Segment | None = None  # a damaged segment met by _fill, not yet reported
         self._arc = False  # set once an ARC file header has been seen
 
     def __iter__(self) -> Iterator[WarcRecord]:
         while True:
             self._skip_blank()
             if not self._fill(5) and not self._fill(1):
-                return
+                if self._damage is None:
+                    return
+                yield self._damaged_segment()
+                continue
             start = self._pos
-            if self._buf.startswith(b"WARC/", start):
-                record = self._parse_warc()
-            elif self._arc or self._buf.startswith(b"filedesc://", start):
-                self._arc = True
-                record = self._parse_arc()
-            else:
-                record = self._parse_arc_or_fail()
-            offset, addressable = self._file_offset(start, True)
-            end, _ = self._file_offset(self._pos, False)
+            try:
+                record = self._parse_one(start)
+            except RecordError as exc:
+                yield self._recover(start, exc.reason)
+                continue
+            offset, start_ok = self._file_offset(start)
+            if self._damage is not None and record.error is not None:
+                # A record cut short by damage: it covers the damaged stretch too.
+                record.offset, record.length = offset, self._damage.end - offset
+                record.addressable = False
+                self._damage = None
+                self._reset()
+                yield record
+                continue
+            end, end_ok = self._file_offset(self._pos)
+            if not end_ok:
+                # Blank bytes after the record (ARC's newline, stray CRLFs) belong to its member.
+                blank_end = self._pos
+                while blank_end < len(self._buf) and self._buf[blank_end] in b"\r\n\0\t ":
+                    blank_end += 1
+                end, end_ok = self._file_offset(blank_end)
             record.offset = offset
-            record.length = end - offset
-            record.addressable = addressable
+            record.addressable = start_ok and end_ok
+            record.length = end - offset if record.addressable else 0
             yield record
             self._compact()
+
+    def _parse_one(self, start: int) -> WarcRecord:
+        if self._buf.startswith(b"WARC/", start):
+            return self._parse_warc()
+        if self._arc or self._buf.startswith(b"filedesc://", start):
+            self._arc = True
+            return self._parse_arc()
+        return self._parse_arc_or_fail()
+
+    # -- damage ------------------------------------------------------------------------------
+
+    def _damaged_segment(self) -> WarcRecord:
+        segment = self._damage
+        assert segment is not None
+        self._damage = None
+        self._reset()
+        return _damaged(segment.offset, segment.end - segment.offset, segment.damage or "damaged")
+
+    def _recover(self, start: int, reason: str) -> WarcRecord:
+        """A record for the stretch from ``start`` to where reading can go on, and go there."""
+        offset, _ = self._file_offset(start)
+        if self._damage is not None:
+            # The record ran into a damaged member: report both as one stretch.
+            end = self._damage.end
+            reason = self._damage.damage or reason
+            self._damage = None
+            self._reset()
+            return _damaged(offset, end - offset, reason)
+        if self._codec is Codec.NONE:
+            resume = self._find_next_record(start + 1)
+            end, _ = self._file_offset(resume)
+            self._pos = resume
+            self._compact()
+            return _damaged(offset, end - offset, reason)
+        # Compressed: skip to the end of the member the bad record starts in.
+        for span_start, segment in self._spans:
+            if span_start <= start < span_start + len(segment.data) and segment.end >= 0:
+                self._pos = span_start + len(segment.data)
+                self._compact()
+                return _damaged(offset, segment.end - offset, reason)
+        # The member goes on in pieces not read yet: read on to its end.
+        while self._fill(len(self._buf) - self._pos + 1):
+            last = self._spans[-1][1]
+            if last.end >= 0 and last.kind is not Kind.PLAIN:
+                break
+        end = self._spans[-1][1].end if self._spans else offset
+        self._reset()
+        return _damaged(offset, max(end, offset) - offset, reason)
+
+    def _find_next_record(self, since: int) -> int:
+        """Buffer index of the next line starting with ``WARC/`` (or the end of the input)."""
+        searched = since
+        while True:
+            found = self._buf.find(b"\nWARC/", searched)
+            if found >= 0:
+                return found + 1
+            searched = max(since, len(self._buf) - 6)
+            if not self._fill(len(self._buf) - self._pos + 1):
+                return len(self._buf)
+
+    def _reset(self) -> None:
+        self._buf = b""
+        self._pos = 0
+        self._spans = []
 
     # -- buffer management -------------------------------------------------------------------
 
     def _fill(self, need: int) -> bool:
-        """Make at least ``need`` bytes available after ``_pos``; False at end of input."""
+        """Make at least ``need`` bytes available after ``_pos``; False at the end of the input
+        or at a damaged segment (kept in ``_damage``)."""
         while len(self._buf) - self._pos < need:
-            if self._eof:
+            if self._eof or self._damage is not None:
                 return False
             try:
                 segment = next(self._segments)
             except StopIteration:
                 self._eof = True
                 return False
+            if segment.damage is not None:
+                self._damage = segment
+                if not segment.data:
+                    return False
+                # What was read before the damage is still data: a record cut short by it
+                # comes out truncated rather than lost.
+                segment = Segment(segment.offset, -1, segment.data, segment.kind)
             self._spans.append((len(self._buf), segment))
             self._buf = self._buf + segment.data if self._buf else segment.data
         return True
@@ -173,36 +284,34 @@ class _RecordParser:
     def _compact(self) -> None:
         if self._pos == 0:
             return
-        spans = self._spans
-        keep = 0
-        # Keep the span containing _pos and everything after it.
-        for i, (start, segment) in enumerate(spans):
-            if start + len(segment.data) > self._pos or (
-                start + len(segment.data) == self._pos and i == len(spans) - 1
-            ):
+        keep = len(self._spans)
+        for i, (start, segment) in enumerate(self._spans):
+            if start + len(segment.data) > self._pos:
                 keep = i
                 break
         else:
-            keep = len(spans)
-        spans = spans[keep:]
-        cut = spans[0][0] if spans else self._pos
+            # Everything buffered is consumed: keep the last span for offset mapping.
+            keep = max(len(self._spans) - 1, 0)
+        spans = self._spans[keep:]
+        cut = min(spans[0][0], self._pos) if spans else self._pos
         self._buf = self._buf[cut:]
         self._pos -= cut
         self._spans = [(start - cut, segment) for start, segment in spans]
 
-    def _file_offset(self, pos: int, at_start: bool) -> tuple[int, bool]:
-        """Map a buffer position to a file offset; tell whether it is a segment boundary."""
+    def _file_offset(self, pos: int) -> tuple[int, bool]:
+        """Map a buffer position to a file offset, and tell whether it is addressable."""
         for start, segment in reversed(self._spans):
-            if start <= pos:
-                inside = pos - start
-                if not segment.boundary:
-                    return segment.offset + inside, True
-                if inside == 0:
-                    return segment.offset, True
-                if inside >= len(segment.data):
-                    return segment.offset + segment.length, True
-                return (segment.offset if at_start else segment.offset + segment.length), False
-        return 0, pos == 0
+            if start > pos:
+                continue
+            inside = pos - start
+            if segment.kind is Kind.PLAIN:
+                return segment.offset + inside, True
+            if inside == 0 and segment.kind is Kind.START:
+                return segment.offset, True
+            if inside >= len(segment.data) and segment.end >= 0:
+                return segment.end, True
+            return segment.offset, False
+        return (self._spans[0][1].offset if self._spans else 0), pos == 0
 
     def _skip_blank(self) -> None:
         while self._fill(1):
@@ -229,8 +338,22 @@ class _RecordParser:
                 raise self._error("file ends inside a record header")
 
     def _error(self, reason: str) -> RecordError:
-        offset, _ = self._file_offset(self._pos, True)
+        offset, _ = self._file_offset(self._pos)
         return RecordError(reason, path=self._path, offset=offset)
+
+    def _take_block(self, start: int, length: int, what: str) -> tuple[bytes, str | None]:
+        """The block, and why it is short when the input ends (or breaks) before its end."""
+        if length > self._max:
+            raise self._error(f"{what} of {length} bytes is over the limit of {self._max}")
+        self._pos = start
+        if self._fill(length):
+            return self._buf[start : start + length], None
+        block = self._buf[start:]
+        self._pos = len(self._buf)
+        reason = f"{what} is truncated ({len(block)} of {length} bytes)"
+        if self._damage is not None:
+            reason = f"{self._damage.damage}: {reason}"
+        return block, reason
 
     # -- WARC ---------------------------------------------------------------------------------
 
@@ -240,8 +363,6 @@ class _RecordParser:
         head = self._buf[buf_start : header_end - 4].decode("utf-8", "surrogateescape")
         lines = head.split("\r\n")
         version = lines[0].strip()
-        if not version.startswith("WARC/"):
-            raise self._error(f"not a WARC record (starts with {version[:20]!r})")
         headers: list[tuple[str, str]] = []
         for line in lines[1:]:
             if line[:1] in (" ", "\t") and headers:
@@ -252,20 +373,48 @@ class _RecordParser:
             if not sep:
                 raise self._error(f"malformed WARC header line {line[:40]!r}")
             headers.append((key.strip(), value.strip()))
-        length_text = next((v for k, v in headers if k.lower() == "content-length"), None)
-        if length_text is None or not length_text.isdigit():
+        lengths = [v for k, v in headers if k.lower() == "content-length"]
+        if not lengths or not lengths[0].isdigit():
             raise self._error("WARC record without a valid Content-Length")
-        length = int(length_text)
-        self._pos = header_end
-        if not self._fill(length):
-            raise self._error(f"record is truncated (Content-Length {length})")
-        block = self._buf[header_end : header_end + length]
-        self._pos = header_end + length
-        self._consume_trailer()
-        return WarcRecord(0, 0, version, headers, block)
+        if len(set(lengths)) > 1:
+            raise self._error("WARC record with contradicting Content-Length fields")
+        length = int(lengths[0])
+        block, short = self._take_block(header_end, length, "record")
+        if short is not None:
+            return WarcRecord(0, 0, version, headers, block, error=short)
+        end = header_end + length
+        if self._record_follows(end):
+            self._pos = end
+            self._consume_trailer()
+            return WarcRecord(0, 0, version, headers, block)
+        # What follows the block is not the next record: Content-Length is wrong. The record is
+        # delimited by where the next one starts, and marked.
+        inside = self._buf.find(b"\r\nWARC/", header_end, end)
+        if inside >= 0:
+            reason = "Content-Length runs past the end of the record"
+            self._pos = inside + 2
+        else:
+            reason = "Content-Length stops short of the end of the record"
+            self._pos = self._find_next_record(end)
+        record = WarcRecord(0, 0, version, headers, self._buf[header_end : self._pos])
+        record.error = reason
+        return record
+
+    def _record_follows(self, pos: int) -> bool:
+        """True when, after blank bytes, ``pos`` is followed by a record, the end of a member or
+        the end of the input (warcio accepts stray CR, LF and NUL bytes here, and so do we)."""
+        self._fill(pos - self._pos + 64)
+        tail = self._buf[pos : pos + 64].lstrip(b"\r\n\0\t ")
+        if not tail or tail.startswith((b"WARC/", b"filedesc://")):
+            return True
+        if self._codec is not Codec.NONE:
+            blank = pos + (64 - len(tail))
+            return any(start == blank and segment.kind is Kind.START
+                       for start, segment in self._spans)
+        return False
 
     def _consume_trailer(self) -> None:
-        self._fill(4)
+        """Step over the CRLFCRLF after a block (a shorter or missing one is tolerated)."""
         buf = self._buf
         pos = self._pos
         for expected in _HEADER_END:
@@ -283,7 +432,8 @@ class _RecordParser:
         fields = self._buf[self._pos : line_end].split(b" ") if line_end > 0 else []
         if len(fields) >= 5 and fields[-1].strip().isdigit() and b"://" in fields[0]:
             return self._parse_arc()
-        return self._parse_warc()  # raises, saying what the bytes are
+        head = self._buf[self._pos : self._pos + 20]
+        raise self._error(f"not a WARC or ARC record (starts with {head!r})")
 
     def _parse_arc(self) -> WarcRecord:
         line_end = self._read_until(b"\n", 1 << 16)
@@ -292,15 +442,19 @@ class _RecordParser:
         if len(fields) < 5 or not fields[-1].isdigit():
             raise self._error(f"malformed ARC header line {line[:60]!r}")
         length = int(fields[-1])
-        # URLs with spaces: the URL is everything before the last four fields (v1) .
+        # URLs with spaces: the URL is everything before the last four fields (ARC v1).
         url = " ".join(fields[:-4]) if len(fields) > 5 else fields[0]
         ip, date, mime = fields[-4], fields[-3], fields[-2]
-        self._pos = line_end
-        if not self._fill(length):
-            raise self._error(f"ARC record is truncated (length {length})")
-        block = self._buf[line_end : line_end + length]
-        self._pos = line_end + length
-        return _arc_to_warc(url, ip, date, mime, block)
+        block, short = self._take_block(line_end, length, "ARC record")
+        record = _arc_to_warc(url, ip, date, mime, block)
+        if short is None:
+            self._pos = line_end + length
+        record.error = short
+        return record
+
+
+def _damaged(offset: int, length: int, reason: str) -> WarcRecord:
+    return WarcRecord(offset, max(length, 0), "", [], b"", False, reason)
 
 
 def _arc_to_warc(url: str, ip: str, date: str, mime: str, block: bytes) -> WarcRecord:

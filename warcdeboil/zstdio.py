@@ -48,6 +48,7 @@ class Frame:
     offset: int
     length: int
     data: bytes
+    damage: str | None = None  # why this stretch could not be read (with ``resync``)
 
 
 def looks_like_zstd(head: bytes) -> bool:
@@ -86,6 +87,7 @@ class _Input:
     def __init__(self, fh: BinaryIO) -> None:
         self._fh = fh
         self.buf = b""
+        self.taken = 0  # bytes handed out by take(), from the start
 
     def want(self, size: int) -> bool:
         while len(self.buf) < size:
@@ -97,47 +99,89 @@ class _Input:
 
     def take(self, size: int) -> bytes:
         data, self.buf = self.buf[:size], self.buf[size:]
+        self.taken += len(data)
         return data
 
 
 def iter_frames(
-    fh: BinaryIO, *, path: str = "", max_frame_size: int = 1 << 30
+    fh: BinaryIO, *, path: str = "", max_frame_size: int = 1 << 30, resync: bool = False
 ) -> Iterator[Frame]:
     """Yield the data frames of a ``.warc.zst`` stream in order, from ``fh``'s position.
 
     A dictionary frame at the start is used for the frames that follow; skippable frames are
     not yielded. Raises :class:`RecordError` (with the damaged frame's offset) on a truncated or
     corrupt frame, or one that would inflate past ``max_frame_size``; every frame before the
-    damage has been yielded by then.
+    damage has been yielded by then. With ``resync``, a damaged stretch is yielded instead as a
+    frame with ``damage`` set and no data, and reading goes on at the next frame magic.
     """
     source = _Input(fh)
     offset = fh.tell()
     decompressor = _decompressor(None)
     first = True
     while source.want(1):
-        if not source.want(8):
-            raise RecordError("file ends inside a frame header", path=path, offset=offset)
-        magic = int.from_bytes(source.buf[:4], "little")
-        if magic & _SKIPPABLE_MASK == _SKIPPABLE_BASE:
-            size = int.from_bytes(source.buf[4:8], "little")
-            if not source.want(8 + size):
-                raise RecordError("truncated skippable frame", path=path, offset=offset)
-            payload = source.take(8 + size)[8:]
-            if first and magic == DICTIONARY_FRAME_MAGIC:
-                try:
-                    decompressor = _decompressor(_load_dictionary(payload))
-                except (ValueError, zstandard.ZstdError) as exc:
-                    raise RecordError(f"bad dictionary frame ({exc})", path=path,
-                                      offset=offset) from exc
+        started = source.taken
+        try:
+            offset, decompressor, first, frame = _next_frame(
+                source, offset, decompressor, first, path, max_frame_size
+            )
+        except RecordError as exc:
+            if not resync:
+                raise
+            _skip_to_magic(source)
+            skipped = source.taken - started
+            yield Frame(offset, skipped, b"", exc.reason)
+            offset += skipped
             first = False
-            offset += 8 + size
             continue
-        if magic != ZSTD_FRAME_MAGIC:
-            raise RecordError("not a zstd frame", path=path, offset=offset)
-        first = False
-        data, length = _one_frame(source, decompressor, max_frame_size, path, offset)
-        yield Frame(offset, length, data)
-        offset += length
+        if frame is not None:
+            yield frame
+
+
+_FRAME_MAGIC_BYTES = ZSTD_FRAME_MAGIC.to_bytes(4, "little")
+
+
+def _skip_to_magic(source: _Input) -> None:
+    """Drop input up to the next zstd frame magic (or the end of the file)."""
+    while True:
+        found = source.buf.find(_FRAME_MAGIC_BYTES, 1)
+        if found > 0:
+            source.take(found)
+            return
+        source.take(max(len(source.buf) - 3, 0))
+        if not source.want(len(source.buf) + 1):
+            source.take(len(source.buf))
+            return
+
+
+def _next_frame(
+    source: _Input,
+    offset: int,
+    decompressor: zstandard.ZstdDecompressor,
+    first: bool,
+    path: str,
+    max_frame_size: int,
+) -> tuple[int, zstandard.ZstdDecompressor, bool, Frame | None]:
+    """Read one frame (or skippable frame) at ``offset``: (next offset, decompressor, first,
+    the data frame or None)."""
+    if not source.want(8):
+        raise RecordError("file ends inside a frame header", path=path, offset=offset)
+    magic = int.from_bytes(source.buf[:4], "little")
+    if magic & _SKIPPABLE_MASK == _SKIPPABLE_BASE:
+        size = int.from_bytes(source.buf[4:8], "little")
+        if not source.want(8 + size):
+            raise RecordError("truncated skippable frame", path=path, offset=offset)
+        payload = source.take(8 + size)[8:]
+        if first and magic == DICTIONARY_FRAME_MAGIC:
+            try:
+                decompressor = _decompressor(_load_dictionary(payload))
+            except (ValueError, zstandard.ZstdError) as exc:
+                raise RecordError(f"bad dictionary frame ({exc})", path=path,
+                                  offset=offset) from exc
+        return offset + 8 + size, decompressor, False, None
+    if magic != ZSTD_FRAME_MAGIC:
+        raise RecordError("not a zstd frame", path=path, offset=offset)
+    data, length = _one_frame(source, decompressor, max_frame_size, path, offset)
+    return offset + length, decompressor, False, Frame(offset, length, data)
 
 
 def _one_frame(
@@ -170,6 +214,7 @@ def _one_frame(
             unused = inflater.unused_data
             consumed += len(piece) - len(unused)
             source.buf = unused + source.buf
+            source.taken -= len(unused)
             return b"".join(parts), consumed
         consumed += len(piece)
 
