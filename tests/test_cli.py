@@ -32,7 +32,8 @@ def test_clean_writes_one_output_per_input_and_a_summary(crawl: Path, tmp_path: 
     summary = json.loads(result.stdout)
     assert summary["pages"] == 11
     assert summary["sites_fitted"] == 2
-    assert summary["errors"] == {}
+    assert summary["problems"] == {}
+    assert summary["records"] == summary["pages"] + summary["carried"] + summary["skipped"]
     assert warcio_check(tmp_path / "out" / "a.warc.gz")[0] == 0
 
 

@@ -13,24 +13,25 @@ import json
 import logging
 import os
 import uuid
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from .compression import Codec
 from .dom import CleanText, analyse, clean_html, clean_text
-from .errors import ConfigError, RecordError
+from .errors import ConfigError, InputError, RecordError
 from .pages import HtmlPage, html_page
 from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
 from .reader import WarcRecord, iter_records, open_archive
+from .scan import record_problem
 from .sitekey import SiteKeyer, SiteKeyMode
+from .tally import Tally
 from .writer import AtomicFile, WarcWriter, rebuild_record, sha1_digest
 from .zstdio import train_dictionary
 
-__all__ = ["ApplyJob", "ApplyStats", "OutputFormat", "apply_file"]
+__all__ = ["ApplyJob", "OutputFormat", "apply_file"]
 
 log = logging.getLogger(__name__)
 
@@ -74,33 +75,27 @@ class ApplyJob:
     max_page_bytes: int
     page_store: str | None = None  # pass 1's store for this file, when there is one
     zstd_dictionary: bool = False  # train a zstd dictionary on this file's own records
+    fail_fast: bool = False  # --on-error fail
 
 
-@dataclass(slots=True)
-class ApplyStats:
-    """What one apply did."""
-
-    path: str
-    output: str = ""
-    records: int = 0
-    pages: int = 0
-    cleaned: int = 0
-    carried: int = 0
-    html_bytes_before: int = 0
-    html_bytes_after: int = 0
-    removed_subtrees: int = 0
-    errors: Counter[str] = field(default_factory=Counter)
-
-    def merge(self, other: ApplyStats) -> None:
-        for name in ("records", "pages", "cleaned", "carried", "html_bytes_before",
-                     "html_bytes_after", "removed_subtrees"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.errors.update(other.errors)
+def apply_file(job: ApplyJob, progress: Callable[[int], None] | None = None) -> Tally:
+    """Clean one archive into ``job.output`` (atomically). An input that cannot be read at all
+    is counted as a problem and gets no output; the run goes on."""
+    tally = Tally(job.path, job.output)
+    try:
+        _apply(job, tally, progress)
+    except InputError as exc:
+        if job.fail_fast:
+            raise
+        tally.problem(str(exc).split(": ", 1)[-1])
+        tally.output = ""
+        log.error("%s", exc)
+    if progress is not None:
+        progress((tally.records or tally.cleaned) % PROGRESS_EVERY)
+    return tally
 
 
-def apply_file(job: ApplyJob, progress: Callable[[int], None] | None = None) -> ApplyStats:
-    """Clean one archive into ``job.output`` (atomically)."""
-    stats = ApplyStats(job.path, job.output)
+def _apply(job: ApplyJob, tally: Tally, progress: Callable[[int], None] | None) -> None:
     keyer = SiteKeyer(job.site_key)
     profiles = (
         ProfileReader(Path(job.profiles_dir), job.partitions) if job.profiles_dir else None
@@ -112,19 +107,16 @@ def apply_file(job: ApplyJob, progress: Callable[[int], None] | None = None) -> 
             if job.page_store is not None and job.format is not OutputFormat.WARC:
                 # Text outputs need only what pass 1 stored: the archive is not read again.
                 for entry in iter_page_store(Path(job.page_store)):
-                    _emit(entry, None, None, keyer, profiles, sink, stats)
-                    if progress is not None and stats.pages % PROGRESS_EVERY == 0:
+                    _emit(entry, None, None, keyer, profiles, sink, tally)
+                    if progress is not None and tally.cleaned % PROGRESS_EVERY == 0:
                         progress(PROGRESS_EVERY)
             else:
-                _apply_records(job, keyer, profiles, sink, stats, progress)
+                _apply_records(job, keyer, profiles, sink, tally, progress)
             sink.close()
     finally:
         source.close()
         if profiles is not None:
             profiles.close()
-    if progress is not None:
-        progress((stats.records or stats.pages) % PROGRESS_EVERY)
-    return stats
 
 
 def _apply_records(
@@ -132,42 +124,43 @@ def _apply_records(
     keyer: SiteKeyer,
     profiles: ProfileReader | None,
     sink: _Sink,
-    stats: ApplyStats,
+    tally: Tally,
     progress: Callable[[int], None] | None,
 ) -> None:
     stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
     pending: PageEntry | None = next(stored, None) if stored is not None else None
-    try:
-        for ordinal, record in enumerate(iter_records(job.path)):
-            stats.records += 1
-            if progress is not None and stats.records % PROGRESS_EVERY == 0:
-                progress(PROGRESS_EVERY)
-            try:
-                page = html_page(record, max_bytes=job.max_page_bytes)
-            except RecordError as exc:
-                if stored is None:  # else pass 1 has counted it already
-                    stats.errors[exc.reason] += 1
-                    log.warning("%s@%d: %s", job.path, record.offset, exc.reason)
-                page = None
-            if page is None:
-                stats.carried += 1
-                sink.carry(record)
-                continue
-            while stored is not None and pending is not None and pending.ordinal < ordinal:
-                pending = next(stored, None)
-            if pending is not None and pending.ordinal == ordinal:
-                entry = pending
+    for ordinal, record in enumerate(iter_records(job.path)):
+        tally.records += 1
+        if progress is not None and tally.records % PROGRESS_EVERY == 0:
+            progress(PROGRESS_EVERY)
+        if record.error is not None:
+            record_problem(tally, job.path, record, record.error, job.fail_fast)
+            if record.headers:
+                tally.carried += 1
+                sink.repaired(record)
             else:
-                entry = PageEntry(
-                    ordinal, record.offset, record.length, page.url, record.record_id,
-                    record.get("WARC-Date") or "", page.charset, len(page.body),
-                    analyse(page.markup),
-                )
-            _emit(entry, record, page, keyer, profiles, sink, stats)
-    except RecordError as exc:
-        if stored is None:
-            stats.errors[exc.reason] += 1
-        log.warning("%s", exc)
+                tally.skipped += 1  # nothing that can be written as a record
+            continue
+        try:
+            page = html_page(record, max_bytes=job.max_page_bytes)
+        except RecordError as exc:
+            record_problem(tally, job.path, record, exc.reason, job.fail_fast)
+            page = None
+        if page is None:
+            tally.carried += 1
+            sink.carry(record)
+            continue
+        while stored is not None and pending is not None and pending.ordinal < ordinal:
+            pending = next(stored, None)
+        if pending is not None and pending.ordinal == ordinal:
+            entry = pending
+        else:
+            entry = PageEntry(
+                ordinal, record.offset, record.length, page.url, record.record_id,
+                record.get("WARC-Date") or "", page.charset, len(page.body),
+                analyse(page.markup),
+            )
+        _emit(entry, record, page, keyer, profiles, sink, tally)
 
 
 def _emit(
@@ -177,17 +170,16 @@ def _emit(
     keyer: SiteKeyer,
     profiles: ProfileReader | None,
     sink: _Sink,
-    stats: ApplyStats,
+    tally: Tally,
 ) -> None:
     site = keyer(entry.url)
     profile = profiles.get(site) if profiles is not None and site else None
     template = profile.hashes if profile is not None else frozenset()
     cleaned = clean_text(entry.page, template)
-    stats.pages += 1
-    stats.cleaned += 1
-    stats.removed_subtrees += cleaned.removed
-    stats.html_bytes_before += entry.html_bytes_before
-    stats.html_bytes_after += cleaned.html_bytes
+    tally.cleaned += 1
+    tally.removed_subtrees += cleaned.removed
+    tally.html_bytes_before += entry.html_bytes_before
+    tally.html_bytes_after += cleaned.html_bytes
     html = None
     if sink.wants_html and page is not None:
         html = clean_html(page.markup, entry.page, template).encode("utf-8", "surrogatepass")
@@ -199,6 +191,9 @@ class _Sink:
 
     def carry(self, record: WarcRecord) -> None:
         """A record that is not a cleaned page."""
+
+    def repaired(self, record: WarcRecord) -> None:
+        """A record read only in part (cut short, or with a wrong Content-Length)."""
 
     def page(
         self, entry: PageEntry, site: str, cleaned: CleanText, record: WarcRecord | None,
@@ -242,6 +237,16 @@ class _WarcSink(_Sink):
                 self._writer.write_compressed(raw)
                 return
         self._writer.write_raw(record.to_bytes())
+
+    def repaired(self, record: WarcRecord) -> None:
+        # Written as it survives: Content-Length and digests made true of the bytes there are,
+        # and WARC-Truncated saying that the block is not whole.
+        headers = [(k, v) for k, v in record.headers if k.lower() != "warc-truncated"]
+        headers.append(("WARC-Truncated", "length"))
+        end = record.block.find(b"\r\n\r\n")
+        payload = end + 4 if record.block.startswith(b"HTTP/") and end >= 0 else None
+        version = record.version if record.version.startswith("WARC/") else "WARC/1.0"
+        self._writer.write(version, rebuild_record(headers, record.block, payload), record.block)
 
     def page(
         self, entry: PageEntry, site: str, cleaned: CleanText, record: WarcRecord | None,

@@ -52,6 +52,14 @@ ZstdDict = Annotated[
     bool,
     typer.Option("--zstd-dict", help="zstd output: train a dictionary on each input's records."),
 ]
+OnError = Annotated[
+    str,
+    typer.Option("--on-error", help="skip: count a bad record and go on; fail: stop the run."),
+]
+MaxPageMb = Annotated[
+    int,
+    typer.Option("--max-page-mb", min=1, help="Larger pages (decoded) are passed through."),
+]
 RunSize = Annotated[
     int, typer.Option("--run-size", min=1, help="MiB of index entries per sorted run.")
 ]
@@ -68,6 +76,12 @@ def _options(**kwargs: Any) -> Any:
     codec = None if compress == "auto" else _codec(compress)
     run_size = kwargs.pop("run_size", 64)
     return Options(fit=fit, compress=codec, run_bytes=run_size << 20, **kwargs)
+
+
+def _fail_fast(on_error: str) -> bool:
+    if on_error not in ("skip", "fail"):
+        raise typer.BadParameter(f"{on_error!r}: choose skip or fail", param_hint="--on-error")
+    return on_error == "fail"
 
 
 def _codec(name: str) -> Codec:
@@ -145,19 +159,38 @@ def _print_summary(data: dict[str, Any], quiet: bool) -> None:
         return
     before = data.get("html_bytes_before", 0)
     after = data.get("html_bytes_after", 0)
-    lines = [
-        f"inputs        {data.get('inputs', 0):>12,}",
-        f"records       {data.get('records', 0):>12,}",
-        f"HTML pages    {data.get('pages', 0):>12,}",
-        f"sites         {data.get('sites', 0):>12,}   fitted: {data.get('sites_fitted', 0):,}",
-        f"HTML bytes    {before:>12,} → {after:,}"
-        + (f" ({after / before:.0%})" if before else ""),
+    lines = [f"inputs        {data.get('inputs', 0):>12,}"]
+    if data.get("resumed"):
+        lines.append(f"  complete already (--resume): {data['resumed']:,}")
+    lines += [
+        f"records       {data.get('records', 0):>12,}   cleaned pages: {data.get('pages', 0):,}"
+        f", carried: {data.get('carried', 0):,}, skipped: {data.get('skipped', 0):,}",
     ]
-    errors = data.get("errors") or {}
-    lines.append(f"errors        {sum(errors.values()):>12,}")
-    lines.extend(f"  {count:>6,}  {reason}" for reason, count in sorted(errors.items()))
+    if "sites" in data:
+        lines.append(
+            f"sites         {data['sites']:>12,}   fitted: {data.get('sites_fitted', 0):,}"
+        )
+    if before:
+        lines.append(f"HTML bytes    {before:>12,} → {after:,} ({after / before:.0%})")
+    problems = data.get("problems") or {}
+    lines.append(f"problems      {sum(problems.values()):>12,}")
+    lines.extend(f"  {count:>6,}  {reason}" for reason, count in sorted(problems.items()))
     for line in lines:
         typer.echo(line, err=True)
+
+
+def _tally_summary(inputs: int, tallies: list[Any]) -> dict[str, Any]:
+    from .tally import Tally
+
+    total = Tally()
+    for tally in tallies:
+        total.merge(tally)
+    return {
+        "inputs": inputs, "records": total.records, "pages": total.cleaned,
+        "carried": total.carried, "skipped": total.skipped,
+        "html_bytes_before": total.html_bytes_before, "html_bytes_after": total.html_bytes_after,
+        "problems": dict(total.problems),
+    }
 
 
 @app.command()
@@ -178,13 +211,25 @@ def clean(
     max_iou: MaxIou = 0.95,
     run_size: RunSize = 64,
     zstd_dict: ZstdDict = False,
+    on_error: OnError = "skip",
+    max_page_mb: MaxPageMb = 16,
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Skip inputs whose output is complete; reuse a finished "
+                     "index and profiles in --work-dir."),
+    ] = False,
     json_summary: Annotated[
         bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
     ] = False,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
-    """Index, fit and rewrite: one cleaned output per input."""
+    """Index, fit and rewrite: one cleaned output per input.
+
+    Exit status: 0 when every record was read; 3 when the run finished but some records or
+    inputs had problems (counted by reason in the summary); 1 on an error that stops the run
+    (with --on-error fail, the first problem); 2 on a usage error.
+    """
     from .pipeline import clean as run_clean
 
     _setup_logging(verbose)
@@ -192,12 +237,13 @@ def clean(
         options = _options(
             format=fmt, compress=compress, workers=workers, site_key=site_key,
             min_occurrence=min_occurrence, max_iou=max_iou, run_size=run_size,
-            zstd_dictionary=zstd_dict,
+            zstd_dictionary=zstd_dict, fail_fast=_fail_fast(on_error),
+            max_page_bytes=max_page_mb << 20,
         )
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             summary = run_clean(
                 inputs, output, options, work_dir=work_dir, keep_work_dir=keep_work_dir,
-                progress=bars,
+                resume=resume, progress=bars,
             )
     except WarcDeboilError as exc:
         _fail(exc, verbose)
@@ -206,7 +252,7 @@ def clean(
     if json_summary:
         typer.echo(json.dumps(data, indent=2, sort_keys=True))
     _print_summary(data, quiet or json_summary)
-    if summary.errors:
+    if data["problems"]:
         raise typer.Exit(3)
 
 
@@ -231,15 +277,11 @@ def index(
         )
         found = discover_inputs(inputs)
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
-            stats = build_index([p for p, _ in found], work_dir, options, bars)
+            tallies = build_index([p for p, _ in found], work_dir, options, bars)
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return
-    _print_summary(
-        {"inputs": len(found), "records": stats.records, "pages": stats.pages,
-         "errors": dict(stats.errors)},
-        quiet,
-    )
+    _print_summary(_tally_summary(len(found), tallies), quiet)
 
 
 @app.command()
@@ -290,17 +332,13 @@ def apply(
         )
         found = discover_inputs(inputs)
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
-            stats = apply_profiles(found, output, profiles, options, bars)
+            tallies = apply_profiles(found, output, profiles, options, bars)
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return
-    _print_summary(
-        {"inputs": len(found), "records": stats.records, "pages": stats.pages,
-         "html_bytes_before": stats.html_bytes_before,
-         "html_bytes_after": stats.html_bytes_after, "errors": dict(stats.errors)},
-        quiet,
-    )
-    if stats.errors:
+    data = _tally_summary(len(found), tallies)
+    _print_summary(data, quiet)
+    if data["problems"]:
         raise typer.Exit(3)
 
 

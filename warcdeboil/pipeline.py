@@ -21,16 +21,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .apply import ApplyJob, ApplyStats, OutputFormat, apply_file
+from .apply import ApplyJob, OutputFormat, apply_file
 from .compression import Codec, detect_codec
-from .errors import ConfigError, InputError, WorkDirError
+from .errors import ConfigError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, iter_partition
 from .pages import DEFAULT_MAX_PAGE_BYTES
 from .pagestore import page_store_path
 from .profiles import ProfileWriter, profile_path
-from .scan import ScanJob, ScanStats, scan_file
+from .scan import ScanJob, scan_file
 from .sitekey import SiteKeyMode
+from .tally import Tally
 
 __all__ = [
     "FitStats",
@@ -72,6 +73,7 @@ class Options:
     partitions: int = DEFAULT_PARTITIONS
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
     zstd_dictionary: bool = False  # zstd output: train a dictionary on each input's records
+    fail_fast: bool = False  # --on-error fail: the first bad record or input stops the run
 
     @property
     def worker_count(self) -> int:
@@ -92,32 +94,65 @@ class FitStats:
         self.template_hashes += other.template_hashes
 
 
+def _total(tallies: Iterable[Tally]) -> Tally:
+    total = Tally()
+    for tally in tallies:
+        total.merge(tally)
+    return total
+
+
 @dataclass
 class RunSummary:
-    """What a run did, for the final report."""
+    """What a run did, for the final report: per input, and in total."""
 
     inputs: int = 0
-    scan: ScanStats = field(default_factory=lambda: ScanStats(""))
+    scan_files: list[Tally] = field(default_factory=list)
     fit: FitStats = field(default_factory=FitStats)
-    apply: ApplyStats = field(default_factory=lambda: ApplyStats(""))
-    outputs: list[str] = field(default_factory=list)
+    apply_files: list[Tally] = field(default_factory=list)
+    resumed: int = 0  # inputs whose output was already complete (--resume)
 
     @property
-    def errors(self) -> Counter[str]:
-        return self.scan.errors + self.apply.errors
+    def scan(self) -> Tally:
+        return _total(self.scan_files)
+
+    @property
+    def apply(self) -> Tally:
+        return _total(self.apply_files)
+
+    @property
+    def files(self) -> list[Tally]:
+        """Per input, the stage that saw every record: the rewrite when it read the archive
+        (WARC output), else the scan."""
+        by_path = {t.path: t for t in self.scan_files}
+        by_path.update({t.path: t for t in self.apply_files if t.records})
+        return [by_path[path] for path in sorted(by_path)]
+
+    @property
+    def problems(self) -> Counter[str]:
+        return _total(self.files).problems
+
+    @property
+    def outputs(self) -> list[str]:
+        return sorted(t.output for t in self.apply_files if t.output)
 
     def to_dict(self) -> dict[str, Any]:
+        files = self.files
+        total = _total(files)
         return {
             "inputs": self.inputs,
-            "records": self.apply.records or self.scan.records,
-            "pages": self.apply.pages or self.scan.pages,
+            "resumed": self.resumed,
+            "records": total.records,
+            "pages": total.cleaned,
+            "carried": total.carried,
+            "skipped": total.skipped,
             "pages_indexed": self.scan.indexed,
             "sites": self.fit.sites,
             "sites_fitted": self.fit.sites_fitted,
             "html_bytes_before": self.apply.html_bytes_before,
             "html_bytes_after": self.apply.html_bytes_after,
             "removed_subtrees": self.apply.removed_subtrees,
-            "errors": dict(self.errors),
+            "problems": dict(sorted(total.problems.items())),
+            "files": [t.to_dict() for t in files],
             "outputs": self.outputs,
         }
 
@@ -159,11 +194,12 @@ def _strip_archive_suffix(name: str) -> str:
 
 
 def input_codec(path: Path) -> Codec:
+    """The codec of an input (plain when it cannot be opened: reading it will say why)."""
     try:
         with open(path, "rb") as fh:
             return detect_codec(fh.read(8))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot open ({exc.strerror})") from exc
+    except OSError:
+        return Codec.NONE
 
 
 def output_path(out_dir: Path, rel: Path, fmt: OutputFormat, codec: Codec) -> Path:
@@ -234,10 +270,36 @@ def _drain(queue: Any, on_records: Callable[[int], None]) -> None:
 # -- the stages -----------------------------------------------------------------------------
 
 
+def _manifest(inputs: Sequence[Path], options: Options) -> dict[str, Any]:
+    """What an index depends on: the inputs as they are now, and the options that shape it."""
+    files = []
+    for path in inputs:
+        try:
+            stat = path.stat()
+            files.append([str(path), stat.st_size, stat.st_mtime_ns])
+        except OSError:
+            files.append([str(path), -1, -1])
+    return {"inputs": files, "partitions": options.partitions,
+            "site_key": options.site_key.value, "max_page_bytes": options.max_page_bytes}
+
+
+def index_is_current(inputs: Sequence[Path], work_dir: Path, options: Options) -> bool:
+    """True when ``work_dir`` holds a finished index of exactly these inputs and options."""
+    try:
+        meta = json.loads((work_dir / "index.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    stores = all(page_store_path(work_dir / "pages", i).exists() for i in range(len(inputs)))
+    return bool(meta.get("manifest") == _manifest(inputs, options) and stores)
+
+
 def build_index(
     inputs: Sequence[Path], work_dir: Path, options: Options, progress: Progress | None = None
-) -> ScanStats:
-    """Pass 1: scan every input and write the sorted runs of the index under ``work_dir``."""
+) -> list[Tally]:
+    """Pass 1: scan every input and write the sorted runs of the index under ``work_dir``.
+
+    Returns one tally per input, in order.
+    """
     index_dir = work_dir / "index"
     if index_dir.exists():
         shutil.rmtree(index_dir)
@@ -245,26 +307,30 @@ def build_index(
     pages_dir = work_dir / "pages"
     if pages_dir.exists():
         shutil.rmtree(pages_dir)
+    (work_dir / "index.json").unlink(missing_ok=True)
     jobs = [
         ScanJob(str(path), i, str(index_dir), str(page_store_path(pages_dir, i)),
-                options.partitions, options.run_bytes, options.site_key, options.max_page_bytes)
+                options.partitions, options.run_bytes, options.site_key, options.max_page_bytes,
+                options.fail_fast)
         for i, path in enumerate(inputs)
     ]
-    total = ScanStats("")
 
-    def done(stats: ScanStats) -> None:
-        total.merge(stats)
+    def done(_: Tally) -> None:
         if progress is not None:
             progress("scan", 1, 0, len(jobs))
 
-    _run_jobs(scan_file, jobs, options.worker_count, done, _records("scan", len(jobs), progress))
+    tallies = _run_jobs(
+        scan_file, jobs, options.worker_count, done, _records("scan", len(jobs), progress)
+    )
+    # Written last: its presence says the index is complete (what --resume relies on).
     _write_json(work_dir / "index.json", {
         "inputs": [str(p) for p in inputs],
         "partitions": options.partitions,
         "site_key": options.site_key.value,
-        "pages_indexed": total.indexed,
+        "pages_indexed": _total(tallies).indexed,
+        "manifest": _manifest(inputs, options),
     })
-    return total
+    return tallies
 
 
 @dataclass(frozen=True)
@@ -335,7 +401,7 @@ def apply_profiles(
     progress: Progress | None = None,
     *,
     page_stores: Sequence[Path] | None = None,
-) -> ApplyStats:
+) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
     ``page_stores`` (one per input, from :func:`build_index` over the same inputs) spare text
@@ -354,17 +420,16 @@ def apply_profiles(
             str(path), str(output_path(out_dir, rel, options.format, codec)), options.format,
             codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
             options.max_page_bytes, str(page_stores[i]) if page_stores is not None else None,
-            options.zstd_dictionary,
+            options.zstd_dictionary, options.fail_fast,
         ))
-    total = ApplyStats("")
 
-    def done(stats: ApplyStats) -> None:
-        total.merge(stats)
+    def done(_: Tally) -> None:
         if progress is not None:
             progress("write", 1, 0, len(jobs))
 
-    _run_jobs(apply_file, jobs, options.worker_count, done, _records("write", len(jobs), progress))
-    return total
+    return _run_jobs(
+        apply_file, jobs, options.worker_count, done, _records("write", len(jobs), progress)
+    )
 
 
 def clean(
@@ -374,23 +439,46 @@ def clean(
     *,
     work_dir: str | os.PathLike[str] | None = None,
     keep_work_dir: bool = False,
+    resume: bool = False,
     progress: Progress | None = None,
 ) -> RunSummary:
-    """Index, fit and apply in one go: the whole job of ``warcdeboil clean``."""
+    """Index, fit and apply in one go: the whole job of ``warcdeboil clean``.
+
+    With ``resume``, inputs whose output is already complete are not written again, and a
+    finished index and finished profiles in ``work_dir`` are reused. Outputs are atomic, so an
+    output under its final name is complete.
+    """
     options = options or Options()
     found = discover_inputs(inputs)
+    paths = [p for p, _ in found]
     summary = RunSummary(inputs=len(found))
+    out = Path(out_dir)
+    todo = found
+    if resume:
+        todo = [
+            (p, rel) for p, rel in found
+            if not output_path(out, rel, options.format, options.compress or input_codec(p))
+            .exists()
+        ]
+        summary.resumed = len(found) - len(todo)
+        if not todo:
+            return summary
     with _work_directory(work_dir, keep_work_dir) as work:
-        summary.scan = build_index([p for p, _ in found], work, options, progress)
-        summary.fit = fit_profiles(work, work / "profiles", options, progress)
-        stores = [page_store_path(work / "pages", i) for i in range(len(found))]
-        summary.apply = apply_profiles(
-            found, Path(out_dir), work / "profiles", options, progress, page_stores=stores
+        profiles = work / "profiles"
+        reuse = resume and index_is_current(paths, work, options)
+        if reuse:
+            log.info("%s: reusing the finished index", work)
+        else:
+            summary.scan_files = build_index(paths, work, options, progress)
+        if reuse and (profiles / PROFILES_META).exists():
+            log.info("%s: reusing the finished profiles", profiles)
+        else:
+            (profiles / PROFILES_META).unlink(missing_ok=True)
+            summary.fit = fit_profiles(work, profiles, options, progress)
+        stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}
+        summary.apply_files = apply_profiles(
+            todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo]
         )
-    summary.outputs = sorted(
-        str(output_path(Path(out_dir), rel, options.format, options.compress or input_codec(p)))
-        for p, rel in found
-    )
     return summary
 
 

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .dom import analyse, page_signature
-from .errors import RecordError
+from .errors import InputError, RecordError
 from .index import IndexEntry, RunWriter
 from .pages import html_page
 from .pagestore import PageEntry, PageStoreWriter
-from .reader import iter_records
+from .reader import WarcRecord, iter_records
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
+from .tally import Tally
 
-__all__ = ["ScanJob", "ScanStats", "scan_file"]
+__all__ = ["ScanJob", "scan_file"]
 
 log = logging.getLogger(__name__)
 
@@ -35,63 +35,72 @@ class ScanJob:
     run_bytes: int
     site_key: SiteKeyMode
     max_page_bytes: int
+    fail_fast: bool = False  # --on-error fail: the first bad record stops the run
 
 
-@dataclass(slots=True)
-class ScanStats:
-    """What one scan saw."""
-
-    path: str
-    records: int = 0
-    pages: int = 0
-    indexed: int = 0
-    errors: Counter[str] = field(default_factory=Counter)
-
-    def merge(self, other: ScanStats) -> None:
-        self.records += other.records
-        self.pages += other.pages
-        self.indexed += other.indexed
-        self.errors.update(other.errors)
+def record_problem(tally: Tally, path: str, record: WarcRecord, reason: str, fail: bool) -> None:
+    """Count a problem, log it once with file and offset, or stop the run on ``fail``."""
+    if fail:
+        raise RecordError(reason, path=path, offset=record.offset)
+    tally.problem(reason)
+    log.warning("%s@%d: %s", path, record.offset, reason)
 
 
-def scan_file(job: ScanJob, progress: Callable[[int], None] | None = None) -> ScanStats:
-    """Index every HTML page of one archive; bad records are counted, never raised."""
-    stats = ScanStats(job.path)
+def scan_file(job: ScanJob, progress: Callable[[int], None] | None = None) -> Tally:
+    """Index every HTML page of one archive. Bad records are counted (or, with ``fail_fast``,
+    raised); an input that cannot be read at all is counted as one problem of the input."""
+    tally = Tally(job.path)
     keyer = SiteKeyer(job.site_key)
     runs = RunWriter(Path(job.index_dir), job.file_id, job.partitions, job.run_bytes)
-    with PageStoreWriter(Path(job.page_store)) as store:
-        try:
+    unaddressable = 0
+    try:
+        with PageStoreWriter(Path(job.page_store)) as store:
             for ordinal, record in enumerate(iter_records(job.path)):
-                stats.records += 1
-                if progress is not None and stats.records % PROGRESS_EVERY == 0:
+                tally.records += 1
+                if progress is not None and tally.records % PROGRESS_EVERY == 0:
                     progress(PROGRESS_EVERY)
+                if record.error is not None:
+                    record_problem(tally, job.path, record, record.error, job.fail_fast)
+                    if not record.headers:
+                        tally.skipped += 1
+                        continue
+                if not record.addressable and not record.error:
+                    unaddressable += 1
                 try:
-                    page = html_page(record, max_bytes=job.max_page_bytes)
+                    page = None if record.error else html_page(record,
+                                                               max_bytes=job.max_page_bytes)
                 except RecordError as exc:
-                    stats.errors[exc.reason] += 1
-                    log.warning("%s@%d: %s", job.path, record.offset, exc.reason)
-                    continue
+                    record_problem(tally, job.path, record, exc.reason, job.fail_fast)
+                    page = None
                 if page is None:
+                    tally.carried += 1
                     continue
-                stats.pages += 1
+                tally.cleaned += 1
                 text = analyse(page.markup)
                 store.add(PageEntry(
                     ordinal, record.offset, record.length, page.url, record.record_id,
                     record.get("WARC-Date") or "", page.charset, len(page.body), text,
                 ))
                 site = keyer(page.url)
-                if not site or not record.addressable:
+                if not site:
                     continue
                 runs.add(IndexEntry(
                     site, url_sort_key(page.url), job.file_id, record.offset, record.length,
                     page.url, page_signature(text),
                 ))
-                stats.indexed += 1
-        except RecordError as exc:
-            # The reader cannot go on in this file: what was read before the damage is kept.
-            stats.errors[exc.reason] += 1
-            log.warning("%s", exc)
+                tally.indexed += 1
+    except InputError as exc:
+        if job.fail_fast:
+            raise
+        tally.problem(str(exc).split(": ", 1)[-1])
+        log.error("%s", exc)
     runs.flush()
+    if unaddressable:
+        log.warning(
+            "%s: %d records do not start their own gzip member or zstd frame, so they cannot be "
+            "read by offset; `warcdeboil recompress` rewrites the file one member per record",
+            job.path, unaddressable,
+        )
     if progress is not None:
-        progress(stats.records % PROGRESS_EVERY)
-    return stats
+        progress(tally.records % PROGRESS_EVERY)
+    return tally

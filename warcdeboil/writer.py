@@ -49,6 +49,8 @@ def rebuild_record(
     seen: set[str] = set()
     for key, value in headers:
         lower = key.lower()
+        if lower == "warc-payload-digest" and payload_offset is None:
+            continue  # no payload we can vouch for: a stale digest would be a false one
         if lower in replace:
             if lower in seen:
                 continue  # a duplicated field would contradict the one we write

@@ -1,0 +1,63 @@
+"""Accounting for every record: what was cleaned, carried through, or skipped, and why.
+
+For each input, ``records == cleaned + carried + skipped``: every item the reader yields is one
+of the three. Problems (a payload that would not decode, a record cut short, a wrong
+Content-Length…) are counted by reason; a record can be carried or skipped *with* a problem.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Tally", "reason_key"]
+
+_DETAILS = re.compile(r"\s*\([^)]*\)")
+
+
+def reason_key(reason: str) -> str:
+    """A reason without its particulars, so that like problems are counted together.
+
+    >>> reason_key("record is truncated (75207 of 88275 bytes)")
+    'record is truncated'
+    """
+    return _DETAILS.sub("", reason).strip()
+
+
+@dataclass
+class Tally:
+    """What one stage did with one input (or, merged, with all of them)."""
+
+    path: str = ""
+    output: str = ""
+    records: int = 0
+    cleaned: int = 0  # HTML pages cleaned
+    carried: int = 0  # records passed on as they are (or repaired, see problems)
+    skipped: int = 0  # damaged stretches and records that could not be read at all
+    indexed: int = 0  # pages in the index (scan only)
+    html_bytes_before: int = 0
+    html_bytes_after: int = 0
+    removed_subtrees: int = 0
+    problems: Counter[str] = field(default_factory=Counter)
+
+    def problem(self, reason: str) -> None:
+        self.problems[reason_key(reason)] += 1
+
+    @property
+    def balanced(self) -> bool:
+        return self.records == self.cleaned + self.carried + self.skipped
+
+    def merge(self, other: Tally) -> None:
+        for name in ("records", "cleaned", "carried", "skipped", "indexed", "html_bytes_before",
+                     "html_bytes_after", "removed_subtrees"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.problems.update(other.problems)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "output": self.output, "records": self.records,
+            "cleaned": self.cleaned, "carried": self.carried, "skipped": self.skipped,
+            "problems": dict(sorted(self.problems.items())),
+        }
