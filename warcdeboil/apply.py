@@ -21,7 +21,7 @@ from typing import BinaryIO
 from .compression import Codec
 from .dom import CleanText, analyse, clean_html, clean_text
 from .errors import ConfigError, InputError, RecordError
-from .pages import HtmlPage, html_page
+from .pages import HtmlPage, PageLimits, html_page
 from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
 from .reader import WarcRecord, iter_records, open_archive
@@ -72,7 +72,7 @@ class ApplyJob:
     profiles_dir: str | None
     partitions: int
     site_key: SiteKeyMode
-    max_page_bytes: int
+    limits: PageLimits
     page_store: str | None = None  # pass 1's store for this file, when there is one
     zstd_dictionary: bool = False  # train a zstd dictionary on this file's own records
     fail_fast: bool = False  # --on-error fail
@@ -142,7 +142,7 @@ def _apply_records(
                 tally.skipped += 1  # nothing that can be written as a record
             continue
         try:
-            page = html_page(record, max_bytes=job.max_page_bytes)
+            page = html_page(record, job.limits)
         except RecordError as exc:
             record_problem(tally, job.path, record, exc.reason, job.fail_fast)
             page = None

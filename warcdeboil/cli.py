@@ -18,6 +18,7 @@ import typer
 from .apply import OutputFormat
 from .compression import Codec
 from .errors import WarcDeboilError
+from .pages import PageLimits
 from .sitekey import SiteKeyMode
 
 app = typer.Typer(
@@ -59,6 +60,13 @@ OnError = Annotated[
 MaxPageMb = Annotated[
     int,
     typer.Option("--max-page-mb", min=1, help="Larger pages (decoded) are passed through."),
+]
+MaxPageTags = Annotated[
+    int, typer.Option("--max-page-tags", min=1, help="Pages with more tags are passed through.")
+]
+MaxPageDepth = Annotated[
+    int,
+    typer.Option("--max-page-depth", min=1, help="Pages nesting deeper are passed through."),
 ]
 RunSize = Annotated[
     int, typer.Option("--run-size", min=1, help="MiB of index entries per sorted run.")
@@ -213,6 +221,8 @@ def clean(
     zstd_dict: ZstdDict = False,
     on_error: OnError = "skip",
     max_page_mb: MaxPageMb = 16,
+    max_page_tags: MaxPageTags = 200_000,
+    max_page_depth: MaxPageDepth = 10_000,
     resume: Annotated[
         bool,
         typer.Option("--resume", help="Skip inputs whose output is complete; reuse a finished "
@@ -238,7 +248,7 @@ def clean(
             format=fmt, compress=compress, workers=workers, site_key=site_key,
             min_occurrence=min_occurrence, max_iou=max_iou, run_size=run_size,
             zstd_dictionary=zstd_dict, fail_fast=_fail_fast(on_error),
-            max_page_bytes=max_page_mb << 20,
+            limits=PageLimits(max_page_mb << 20, max_page_tags, max_page_depth),
         )
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             summary = run_clean(

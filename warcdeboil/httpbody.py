@@ -142,7 +142,7 @@ def decode_body(response: HttpResponse, *, max_size: int) -> bytes:
             continue
         body = _undo_coding(coding, body, max_size)
     if len(body) > max_size:
-        raise PayloadError(f"payload of {len(body)} bytes is over the limit of {max_size}")
+        raise PayloadError(f"payload is too large ({len(body)} bytes, limit {max_size})")
     return body
 
 
@@ -171,7 +171,7 @@ def _undo_coding(coding: str, body: bytes, max_size: int) -> bytes:
         except TypeError:  # older brotli without output_buffer_limit
             out = brotli.decompress(body)
         if len(out) > max_size:
-            raise PayloadError(f"brotli body inflates past {max_size} bytes")
+            raise PayloadError(f"brotli body inflates past the limit ({max_size} bytes)")
         return bytes(out)
     raise PayloadError(f"unsupported Content-Encoding {coding!r}")
 
@@ -183,7 +183,7 @@ def _inflate(body: bytes, wbits: int, max_size: int, coding: str) -> bytes:
     except zlib.error as exc:
         raise PayloadError(f"broken {coding} body ({exc})") from exc
     if len(out) > max_size:
-        raise PayloadError(f"{coding} body inflates past {max_size} bytes")
+        raise PayloadError(f"{coding} body inflates past the limit ({max_size} bytes)")
     return out
 
 

@@ -26,7 +26,7 @@ from .compression import Codec, detect_codec
 from .errors import ConfigError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, iter_partition
-from .pages import DEFAULT_MAX_PAGE_BYTES
+from .pages import PageLimits
 from .pagestore import page_store_path
 from .profiles import ProfileWriter, profile_path
 from .scan import ScanJob, scan_file
@@ -71,7 +71,7 @@ class Options:
     fit: FitParams = field(default_factory=FitParams)
     run_bytes: int = DEFAULT_RUN_BYTES
     partitions: int = DEFAULT_PARTITIONS
-    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    limits: PageLimits = field(default_factory=PageLimits)
     zstd_dictionary: bool = False  # zstd output: train a dictionary on each input's records
     fail_fast: bool = False  # --on-error fail: the first bad record or input stops the run
 
@@ -279,8 +279,9 @@ def _manifest(inputs: Sequence[Path], options: Options) -> dict[str, Any]:
             files.append([str(path), stat.st_size, stat.st_mtime_ns])
         except OSError:
             files.append([str(path), -1, -1])
-    return {"inputs": files, "partitions": options.partitions,
-            "site_key": options.site_key.value, "max_page_bytes": options.max_page_bytes}
+    limits = options.limits
+    return {"inputs": files, "partitions": options.partitions, "site_key": options.site_key.value,
+            "limits": [limits.max_bytes, limits.max_tags, limits.max_depth]}
 
 
 def index_is_current(inputs: Sequence[Path], work_dir: Path, options: Options) -> bool:
@@ -310,7 +311,7 @@ def build_index(
     (work_dir / "index.json").unlink(missing_ok=True)
     jobs = [
         ScanJob(str(path), i, str(index_dir), str(page_store_path(pages_dir, i)),
-                options.partitions, options.run_bytes, options.site_key, options.max_page_bytes,
+                options.partitions, options.run_bytes, options.site_key, options.limits,
                 options.fail_fast)
         for i, path in enumerate(inputs)
     ]
@@ -419,7 +420,7 @@ def apply_profiles(
         jobs.append(ApplyJob(
             str(path), str(output_path(out_dir, rel, options.format, codec)), options.format,
             codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
-            options.max_page_bytes, str(page_stores[i]) if page_stores is not None else None,
+            options.limits, str(page_stores[i]) if page_stores is not None else None,
             options.zstd_dictionary, options.fail_fast,
         ))
 

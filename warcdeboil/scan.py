@@ -10,7 +10,7 @@ from pathlib import Path
 from .dom import analyse, page_signature
 from .errors import InputError, RecordError
 from .index import IndexEntry, RunWriter
-from .pages import html_page
+from .pages import PageLimits, html_page
 from .pagestore import PageEntry, PageStoreWriter
 from .reader import WarcRecord, iter_records
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
@@ -34,7 +34,7 @@ class ScanJob:
     partitions: int
     run_bytes: int
     site_key: SiteKeyMode
-    max_page_bytes: int
+    limits: PageLimits
     fail_fast: bool = False  # --on-error fail: the first bad record stops the run
 
 
@@ -67,8 +67,7 @@ def scan_file(job: ScanJob, progress: Callable[[int], None] | None = None) -> Ta
                 if not record.addressable and not record.error:
                     unaddressable += 1
                 try:
-                    page = None if record.error else html_page(record,
-                                                               max_bytes=job.max_page_bytes)
+                    page = None if record.error else html_page(record, job.limits)
                 except RecordError as exc:
                     record_problem(tally, job.path, record, exc.reason, job.fail_fast)
                     page = None
