@@ -25,6 +25,7 @@ from .pages import HtmlPage, PageLimits, html_page
 from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
 from .reader import WarcRecord, iter_records, open_archive
+from .recompress import repaired_record
 from .scan import record_problem
 from .sitekey import SiteKeyer, SiteKeyMode
 from .tally import Tally
@@ -230,7 +231,7 @@ class _WarcSink(_Sink):
         self._source = source
 
     def carry(self, record: WarcRecord) -> None:
-        if self._copy_raw and record.addressable and record.length > 0:
+        if self._copy_raw and record.addressable and record.length > 0 and not record.converted:
             self._source.seek(record.offset)
             raw = self._source.read(record.length)
             if len(raw) == record.length:
@@ -239,14 +240,7 @@ class _WarcSink(_Sink):
         self._writer.write_raw(record.to_bytes())
 
     def repaired(self, record: WarcRecord) -> None:
-        # Written as it survives: Content-Length and digests made true of the bytes there are,
-        # and WARC-Truncated saying that the block is not whole.
-        headers = [(k, v) for k, v in record.headers if k.lower() != "warc-truncated"]
-        headers.append(("WARC-Truncated", "length"))
-        end = record.block.find(b"\r\n\r\n")
-        payload = end + 4 if record.block.startswith(b"HTTP/") and end >= 0 else None
-        version = record.version if record.version.startswith("WARC/") else "WARC/1.0"
-        self._writer.write(version, rebuild_record(headers, record.block, payload), record.block)
+        self._writer.write(*repaired_record(record))
 
     def page(
         self, entry: PageEntry, site: str, cleaned: CleanText, record: WarcRecord | None,

@@ -352,6 +352,37 @@ def apply(
         raise typer.Exit(3)
 
 
+@app.command()
+def recompress(
+    inputs: Inputs,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output directory.")],
+    compress: Annotated[
+        str, typer.Option("--compress", help="gzip (default), zstd or none.")
+    ] = "gzip",
+    verbose: Verbose = False,
+    quiet: Quiet = False,
+) -> None:
+    """Rewrite archives one gzip member (or zstd frame) per record, so they can be read by
+    offset: fixes whole-file gzip streams, shared members, and turns ARC into WARC."""
+    from .apply import OutputFormat as Format
+    from .pipeline import discover_inputs, output_path
+    from .recompress import recompress_file
+
+    _setup_logging(verbose)
+    codec = _codec(compress)
+    try:
+        found = discover_inputs(inputs)
+        tallies = [recompress_file(path, output_path(output, rel, Format.WARC, codec), codec)
+                   for path, rel in found]
+    except WarcDeboilError as exc:
+        _fail(exc, verbose)
+        return
+    data = _tally_summary(len(found), tallies)
+    _print_summary(data, quiet)
+    if data["problems"]:
+        raise typer.Exit(3)
+
+
 def main() -> None:
     """Entry point of the ``warcdeboil`` script."""
     try:

@@ -42,6 +42,7 @@ class WarcRecord:
     block: bytes
     addressable: bool = True
     error: str | None = None  # why this record (or damaged stretch) could not be read whole
+    converted: bool = False  # made from an ARC record: its bytes in the file are not WARC
     _index: dict[str, str] | None = field(default=None, repr=False)
 
     def get(self, name: str, default: str | None = None) -> str | None:
@@ -180,13 +181,11 @@ class _RecordParser:
                 self._reset()
                 yield record
                 continue
+            # Blank bytes after the record (ARC's newline, a trailer with a stray LF, NULs) are
+            # its own: copying the record by offset and length copies them too.
+            while self._pos < len(self._buf) and self._buf[self._pos] in b"\r\n\0\t ":
+                self._pos += 1
             end, end_ok = self._file_offset(self._pos)
-            if not end_ok:
-                # Blank bytes after the record (ARC's newline, stray CRLFs) belong to its member.
-                blank_end = self._pos
-                while blank_end < len(self._buf) and self._buf[blank_end] in b"\r\n\0\t ":
-                    blank_end += 1
-                end, end_ok = self._file_offset(blank_end)
             record.offset = offset
             record.addressable = start_ok and end_ok
             record.length = end - offset if record.addressable else 0
@@ -344,7 +343,7 @@ class _RecordParser:
     def _take_block(self, start: int, length: int, what: str) -> tuple[bytes, str | None]:
         """The block, and why it is short when the input ends (or breaks) before its end."""
         if length > self._max:
-            raise self._error(f"{what} of {length} bytes is over the limit of {self._max}")
+            raise self._error(f"{what} is too large ({length} bytes, limit {self._max})")
         self._pos = start
         if self._fill(length):
             return self._buf[start : start + length], None
@@ -371,7 +370,7 @@ class _RecordParser:
                 continue
             key, sep, value = line.partition(":")
             if not sep:
-                raise self._error(f"malformed WARC header line {line[:40]!r}")
+                raise self._error(f"malformed WARC header line ({line[:40]!r})")
             headers.append((key.strip(), value.strip()))
         lengths = [v for k, v in headers if k.lower() == "content-length"]
         if not lengths or not lengths[0].isdigit():
@@ -440,7 +439,7 @@ class _RecordParser:
         line = self._buf[self._pos : line_end].decode("utf-8", "surrogateescape").strip()
         fields = line.split(" ")
         if len(fields) < 5 or not fields[-1].isdigit():
-            raise self._error(f"malformed ARC header line {line[:60]!r}")
+            raise self._error(f"malformed ARC header line ({line[:60]!r})")
         length = int(fields[-1])
         # URLs with spaces: the URL is everything before the last four fields (ARC v1).
         url = " ".join(fields[:-4]) if len(fields) > 5 else fields[0]
@@ -482,4 +481,4 @@ def _arc_to_warc(url: str, ip: str, date: str, mime: str, block: bytes) -> WarcR
         if ip and ip != "-":
             headers.append(("WARC-IP-Address", ip))
     headers += [("Content-Type", content_type), ("Content-Length", str(len(block)))]
-    return WarcRecord(0, 0, "WARC/1.0", headers, block)
+    return WarcRecord(0, 0, "WARC/1.0", headers, block, converted=True)
