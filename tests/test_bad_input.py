@@ -206,7 +206,8 @@ def iter_records_of(block: bytes):
         ("<meta charset='gb2312'><p>北京欢迎你</p>".encode("gb18030"), "text/html", "北京欢迎你"),
         ("<meta charset='shift_jis'><p>日本語のページ</p>".encode("cp932"), "text/html",
          "日本語のページ"),
-        ("<meta charset='euc-kr'><p>한국어 페이지</p>".encode("cp949"), "text/html", "한국어 페이지"),
+        ("<meta charset='euc-kr'><p>한국어 페이지</p>".encode("cp949"), "text/html",
+         "한국어 페이지"),
         ("\ufeff<p>Ωμέγα</p>".encode("utf-16-le"), "text/html", "Ωμέγα"),
     ],
 )
