@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import zlib
 from pathlib import Path
 
@@ -41,8 +42,10 @@ def run_clean(src: Path, out: Path, **options) -> dict:
     return data
 
 
-def assert_valid_output(path: Path) -> None:
-    assert warcio_check(path) == (0, "")
+def assert_valid_output(path: Path, allowed: set[str] = frozenset()) -> None:
+    status, report = warcio_check(path)
+    faulted = set(re.findall(r"WARC-Record-ID (<[^>]+>)", report))
+    assert faulted <= allowed and (status == 0 or faulted), report
     if not path.name.endswith(".zst"):
         with open(path, "rb") as fh:  # a second, independent reader agrees record for record
             theirs = [r.rec_headers.get_header("WARC-Record-ID") for r in ArchiveIterator(fh)]
@@ -140,11 +143,15 @@ def test_wrong_content_length_loses_no_other_record(tmp_path: Path, codec, delta
     src = tmp_path / f"len.warc{codec.suffix}"
     src.write_bytes(data)
     read = list(iter_records(src))
-    ids = [r.record_id for r in read]
+    ids = [r.record_id for r in read if r.headers]
     assert ids == [r[0][1][1] for r in RECORDS]
-    assert [r.error is not None for r in read] == [i == 3 for i in range(len(RECORDS))]
+    # Reported once: as the record with the wrong length, or (a plain file declaring too
+    # short) as the stretch after it that is no record.
+    assert sum(r.error is not None for r in read) == 1
     run_clean(src, tmp_path / "out")
-    assert_valid_output(tmp_path / "out" / src.name)
+    # Declared too short, the record keeps its declared (now wrong) digest: warcio may fault
+    # that record, as it would in the input, and no other.
+    assert_valid_output(tmp_path / "out" / src.name, allowed={RECORDS[3][0][1][1]})
 
 
 def test_missing_and_duplicated_headers(tmp_path: Path) -> None:

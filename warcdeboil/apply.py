@@ -231,7 +231,9 @@ class _WarcSink(_Sink):
         self._source = source
 
     def carry(self, record: WarcRecord) -> None:
-        if self._copy_raw and record.addressable and record.length > 0 and not record.converted:
+        # A record without its CRLFCRLF is written framed afresh, its bytes otherwise the same.
+        if (self._copy_raw and record.addressable and record.length > 0 and record.framed
+                and not record.converted):
             self._source.seek(record.offset)
             raw = self._source.read(record.length)
             if len(raw) == record.length:

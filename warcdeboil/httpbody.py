@@ -24,6 +24,7 @@ __all__ = [
     "to_text",
 ]
 
+_LWS = " \t"  # what may surround a header value; U+00A0 and kin are content
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # Labels that promise nothing about the content: sniff the body instead.
 _VAGUE_TYPES = frozenset(
@@ -90,11 +91,11 @@ def parse_http_response(block: bytes) -> HttpResponse | None:
     for line in lines[1:]:
         if line[:1] in (" ", "\t") and headers:
             key, value = headers[-1]
-            headers[-1] = (key, f"{value} {line.strip()}")
+            headers[-1] = (key, f"{value} {line.strip(_LWS)}")
             continue
         key, colon, value = line.partition(":")
         if colon:
-            headers.append((key.strip(), value.strip()))
+            headers.append((key.strip(_LWS), value.strip(_LWS)))
     return HttpResponse(status_line, status, headers, block[end + sep :])
 
 

@@ -23,6 +23,7 @@ __all__ = ["WarcRecord", "iter_records", "open_archive", "read_record_at"]
 log = logging.getLogger(__name__)
 
 _HEADER_END = b"\r\n\r\n"
+_LWS = " \t"
 # Records larger than this are skipped (and reported), so one record cannot exhaust memory.
 DEFAULT_MAX_RECORD_BYTES = 1 << 30
 
@@ -43,6 +44,7 @@ class WarcRecord:
     addressable: bool = True
     error: str | None = None  # why this record (or damaged stretch) could not be read whole
     converted: bool = False  # made from an ARC record: its bytes in the file are not WARC
+    framed: bool = True  # its block was followed by the CRLFCRLF that ends a record
     _index: dict[str, str] | None = field(default=None, repr=False)
 
     def get(self, name: str, default: str | None = None) -> str | None:
@@ -366,12 +368,13 @@ class _RecordParser:
         for line in lines[1:]:
             if line[:1] in (" ", "\t") and headers:
                 key, value = headers[-1]
-                headers[-1] = (key, f"{value} {line.strip()}")
+                headers[-1] = (key, f"{value} {line.strip(_LWS)}")
                 continue
             key, sep, value = line.partition(":")
             if not sep:
                 raise self._error(f"malformed WARC header line ({line[:40]!r})")
-            headers.append((key.strip(), value.strip()))
+            # Only spaces and tabs surround a value (RFC 2616 LWS); U+00A0 and kin are content.
+            headers.append((key.strip(_LWS), value.strip(_LWS)))
         lengths = [v for k, v in headers if k.lower() == "content-length"]
         if not lengths or not lengths[0].isdigit():
             raise self._error("WARC record without a valid Content-Length")
@@ -382,38 +385,46 @@ class _RecordParser:
         if short is not None:
             return WarcRecord(0, 0, version, headers, block, error=short)
         end = header_end + length
-        if self._record_follows(end):
+        wrong = self._wrong_length(header_end, end)
+        if wrong is None:
             self._pos = end
-            self._consume_trailer()
-            return WarcRecord(0, 0, version, headers, block)
-        # What follows the block is not the next record: Content-Length is wrong. The record is
-        # delimited by where the next one starts, and marked.
-        inside = self._buf.find(b"\r\nWARC/", header_end, end)
-        if inside >= 0:
-            reason = "Content-Length runs past the end of the record"
-            self._pos = inside + 2
-        else:
-            reason = "Content-Length stops short of the end of the record"
-            self._pos = self._find_next_record(end)
+            framed = self._consume_trailer()
+            return WarcRecord(0, 0, version, headers, block, framed=framed)
+        # Content-Length is wrong: the record is delimited by the evidence, and marked.
+        reason, self._pos = wrong
         record = WarcRecord(0, 0, version, headers, self._buf[header_end : self._pos])
         record.error = reason
         return record
 
-    def _record_follows(self, pos: int) -> bool:
-        """True when, after blank bytes, ``pos`` is followed by a record, the end of a member or
-        the end of the input (warcio accepts stray CR, LF and NUL bytes here, and so do we)."""
-        self._fill(pos - self._pos + 64)
-        tail = self._buf[pos : pos + 64].lstrip(b"\r\n\0\t ")
+    def _wrong_length(self, start: int, end: int) -> tuple[str, int] | None:
+        """Where the block really ends, when there is positive evidence that Content-Length is
+        wrong; None otherwise. Damage *after* a record is never blamed on the record."""
+        self._fill(end - self._pos + 64)
+        tail = self._buf[end : end + 64].lstrip(b"\r\n\0\t ")
         if not tail or tail.startswith((b"WARC/", b"filedesc://")):
-            return True
-        if self._codec is not Codec.NONE:
-            blank = pos + (64 - len(tail))
-            return any(start == blank and segment.kind is Kind.START
-                       for start, segment in self._spans)
-        return False
+            return None
+        if self._codec is Codec.NONE:
+            # A record that starts inside the block says the block was declared too long.
+            inside = self._buf.find(b"\r\nWARC/", start, end)
+            if inside >= 0:
+                return "Content-Length runs past the end of the record", inside + 2
+            return None
+        for span_start, segment in self._spans:
+            if start < span_start < end and segment.kind is Kind.START and \
+                    segment.data.startswith(b"WARC/"):
+                # The block ran into the next member's record: declared too long.
+                return "Content-Length runs past the end of the record", span_start
+        for span_start, segment in self._spans:
+            span_end = span_start + len(segment.data)
+            rest = self._buf[end:span_end]
+            if span_start < end < span_end and segment.end >= 0 and rest.strip(b"\r\n\0\t "):
+                # More of the same member follows the block: declared too short.
+                return "Content-Length stops short of the end of the record", span_end
+        return None
 
-    def _consume_trailer(self) -> None:
-        """Step over the CRLFCRLF after a block (a shorter or missing one is tolerated)."""
+    def _consume_trailer(self) -> bool:
+        """Step over the CRLFCRLF after a block; a shorter or missing one is tolerated, and
+        reported by returning False."""
         buf = self._buf
         pos = self._pos
         for expected in _HEADER_END:
@@ -421,7 +432,9 @@ class _RecordParser:
                 pos += 1
             else:
                 break
+        complete = pos - self._pos == len(_HEADER_END)
         self._pos = pos
+        return complete
 
     # -- ARC ----------------------------------------------------------------------------------
 

@@ -1,0 +1,70 @@
+"""Interrupted runs: no partial file under a final name, and --resume finishes the job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from warcdeboil import apply as apply_module
+from warcdeboil.pipeline import Options, clean
+
+CRAWL = FIXTURES / "crawl"
+
+
+def outputs(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def test_interrupted_write_leaves_no_partial_output_and_resume_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reference = tmp_path / "reference"
+    clean([CRAWL], reference, Options(workers=1))
+
+    work, out = tmp_path / "work", tmp_path / "out"
+    real_emit = apply_module._emit
+    calls = {"n": 0}
+
+    def interrupted(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 20:  # in the second file
+            raise KeyboardInterrupt
+        return real_emit(*args, **kwargs)
+
+    monkeypatch.setattr(apply_module, "_emit", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        clean([CRAWL], out, Options(workers=1), work_dir=work)
+    monkeypatch.undo()
+    # The first output is complete; the second never appeared under its final name.
+    assert sorted(p.name for p in out.iterdir()) == ["crawl-00000.warc.gz"]
+    finished_first = (out / "crawl-00000.warc.gz").stat().st_mtime_ns
+    index_written = (work / "index.json").stat().st_mtime_ns
+
+    summary = clean([CRAWL], out, Options(workers=1), work_dir=work, resume=True)
+    assert summary.resumed == 1
+    assert not summary.scan_files  # the finished index was reused, not rebuilt
+    assert (work / "index.json").stat().st_mtime_ns == index_written
+    assert (out / "crawl-00000.warc.gz").stat().st_mtime_ns == finished_first
+    assert outputs(out) == outputs(reference)
+
+
+def test_resume_with_everything_done_does_nothing(tmp_path: Path) -> None:
+    clean([CRAWL], tmp_path / "out", Options(workers=1))
+    summary = clean([CRAWL], tmp_path / "out", Options(workers=1), resume=True)
+    assert summary.resumed == 2
+    assert summary.files == []
+
+
+def test_a_changed_input_is_indexed_again(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    for path in CRAWL.iterdir():
+        (src / path.name).write_bytes(path.read_bytes())
+    work = tmp_path / "work"
+    clean([src], tmp_path / "out", Options(workers=1), work_dir=work)
+    (tmp_path / "out" / "crawl-00001.warc.gz").unlink()
+    (src / "crawl-00001.warc.gz").write_bytes((CRAWL / "crawl-00001.warc.gz").read_bytes()[:-1])
+    summary = clean([src], tmp_path / "out", Options(workers=1), work_dir=work, resume=True)
+    assert len(summary.scan_files) == 2  # the index no longer matched its inputs
