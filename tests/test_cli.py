@@ -77,3 +77,34 @@ def test_real_process(crawl: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert warcio_check(tmp_path / "out" / "a.warc.wet.gz")[0] == 0
+
+
+def test_recompress_makes_a_whole_file_gzip_addressable(tmp_path: Path, write_archive) -> None:
+    import gzip
+
+    from warcdeboil.reader import iter_records
+
+    plain = write_archive(tmp_path / "p.warc", synthetic_crawl(), Codec.NONE)
+    src = tmp_path / "in" / "stream.warc.gz"
+    src.parent.mkdir()
+    src.write_bytes(gzip.compress(plain.read_bytes(), mtime=0))
+    result = runner.invoke(app, ["recompress", str(src), "-o", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out" / "stream.warc.gz"
+    assert [r.to_bytes() for r in iter_records(out)] == [r.to_bytes() for r in iter_records(plain)]
+    assert all(r.addressable for r in iter_records(out))
+    assert warcio_check(out)[0] == 0
+
+
+def test_bad_records_are_logged_once_each(tmp_path: Path, write_archive) -> None:
+    records = synthetic_crawl()
+    src = write_archive(tmp_path / "a.warc.gz", records, Codec.GZIP)
+    src.write_bytes(src.read_bytes()[:-30])  # cut the last record short
+    done = subprocess.run(
+        [sys.executable, "-m", "warcdeboil", "clean", str(src), "-o", str(tmp_path / "out"),
+         "-j", "1"], capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 3
+    lines = [line for line in done.stderr.splitlines() if "truncated" in line]
+    assert len(lines) == 2  # the one warning, and the reason in the summary
+    assert f"{src}@" in lines[0] and "Traceback" not in done.stderr

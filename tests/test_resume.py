@@ -50,6 +50,15 @@ def test_interrupted_write_leaves_no_partial_output_and_resume_finishes(
     assert outputs(out) == outputs(reference)
 
 
+def test_parts_left_by_a_killed_run_are_cleared(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    stale = out / ".crawl-00000.warc.gz.4242.part"  # what SIGKILL leaves behind
+    stale.write_bytes(b"half a file")
+    clean([CRAWL], out, Options(workers=1))
+    assert sorted(p.name for p in out.iterdir()) == ["crawl-00000.warc.gz", "crawl-00001.warc.gz"]
+
+
 def test_resume_with_everything_done_does_nothing(tmp_path: Path) -> None:
     clean([CRAWL], tmp_path / "out", Options(workers=1))
     summary = clean([CRAWL], tmp_path / "out", Options(workers=1), resume=True)

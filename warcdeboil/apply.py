@@ -135,7 +135,8 @@ def _apply_records(
         if progress is not None and tally.records % PROGRESS_EVERY == 0:
             progress(PROGRESS_EVERY)
         if record.error is not None:
-            record_problem(tally, job.path, record, record.error, job.fail_fast)
+            record_problem(tally, job.path, record, record.error, job.fail_fast,
+                           seen=stored is not None)
             if record.headers:
                 tally.carried += 1
                 sink.repaired(record)
@@ -145,7 +146,8 @@ def _apply_records(
         try:
             page = html_page(record, job.limits)
         except RecordError as exc:
-            record_problem(tally, job.path, record, exc.reason, job.fail_fast)
+            record_problem(tally, job.path, record, exc.reason, job.fail_fast,
+                           seen=stored is not None)
             page = None
         if page is None:
             tally.carried += 1

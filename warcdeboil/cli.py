@@ -147,9 +147,10 @@ class _Bars:
         self._progress.update(self._tasks[stage], advance=done, detail=detail)
 
 
-def _setup_logging(verbose: bool) -> None:
+def _setup_logging(verbose: bool, quiet: bool = False) -> None:
+    # Each bad record is one WARNING line (file@offset: reason); -q keeps only errors.
     logging.basicConfig(
-        level=logging.INFO if verbose else logging.ERROR,
+        level=logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
@@ -242,7 +243,7 @@ def clean(
     """
     from .pipeline import clean as run_clean
 
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     try:
         options = _options(
             format=fmt, compress=compress, workers=workers, site_key=site_key,
@@ -279,7 +280,7 @@ def index(
     """Pass 1: scan archives and write the sorted page index to WORK_DIR."""
     from .pipeline import build_index, discover_inputs
 
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     try:
         options = _options(
             workers=workers, site_key=site_key, run_size=run_size, max_iou=0.95,
@@ -307,7 +308,7 @@ def fit(
     """Learn each site's template from the index; write site profiles to PROFILES."""
     from .pipeline import fit_profiles
 
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     try:
         options = _options(workers=workers, min_occurrence=min_occurrence, max_iou=max_iou)
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
@@ -334,7 +335,7 @@ def apply(
     """Pass 2: clean archives with existing site profiles (also archives not in the fit)."""
     from .pipeline import apply_profiles, discover_inputs
 
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     try:
         options = _options(
             format=fmt, compress=compress, workers=workers, max_iou=0.95, min_occurrence=1,
@@ -368,7 +369,7 @@ def recompress(
     from .pipeline import discover_inputs, output_path
     from .recompress import recompress_file
 
-    _setup_logging(verbose)
+    _setup_logging(verbose, quiet)
     codec = _codec(compress)
     try:
         found = discover_inputs(inputs)

@@ -21,6 +21,10 @@ __all__ = ["ScanJob", "scan_file"]
 log = logging.getLogger(__name__)
 
 PROGRESS_EVERY = 256
+UNADDRESSABLE = (
+    "records share gzip members or zstd frames, so random access is impossible: "
+    "`warcdeboil recompress` rewrites the file one member per record"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +42,16 @@ class ScanJob:
     fail_fast: bool = False  # --on-error fail: the first bad record stops the run
 
 
-def record_problem(tally: Tally, path: str, record: WarcRecord, reason: str, fail: bool) -> None:
-    """Count a problem, log it once with file and offset, or stop the run on ``fail``."""
+def record_problem(
+    tally: Tally, path: str, record: WarcRecord, reason: str, fail: bool, *, seen: bool = False
+) -> None:
+    """Count a problem and log it with file and offset (unless an earlier pass ``seen`` it
+    already: each is logged once), or stop the run on ``fail``."""
     if fail:
         raise RecordError(reason, path=path, offset=record.offset)
     tally.problem(reason)
-    log.warning("%s@%d: %s", path, record.offset, reason)
+    if not seen:
+        log.warning("%s@%d: %s", path, record.offset, reason)
 
 
 def scan_file(job: ScanJob, progress: Callable[[int], None] | None = None) -> Tally:
@@ -95,11 +103,9 @@ def scan_file(job: ScanJob, progress: Callable[[int], None] | None = None) -> Ta
         log.error("%s", exc)
     runs.flush()
     if unaddressable:
-        log.warning(
-            "%s: %d records do not start their own gzip member or zstd frame, so they cannot be "
-            "read by offset; `warcdeboil recompress` rewrites the file one member per record",
-            job.path, unaddressable,
-        )
+        # Not a failure (every record was read), but the file is not standard: say so.
+        tally.problems[UNADDRESSABLE] += unaddressable
+        log.warning("%s: %d records: %s", job.path, unaddressable, UNADDRESSABLE)
     if progress is not None:
         progress(tally.records % PROGRESS_EVERY)
     return tally

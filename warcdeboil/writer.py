@@ -117,6 +117,9 @@ class AtomicFile:
 
     def __enter__(self) -> BinaryIO:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Parts left by a run that was killed (no chance to clean up) go before we write anew.
+        for stale in self.path.parent.glob(f".{self.path.name}.*.part"):
+            stale.unlink(missing_ok=True)
         self._fh = open(self.tmp, "wb")  # noqa: SIM115 - closed in __exit__
         return self._fh
 
