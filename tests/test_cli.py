@@ -108,3 +108,23 @@ def test_bad_records_are_logged_once_each(tmp_path: Path, write_archive) -> None
     lines = [line for line in done.stderr.splitlines() if "truncated" in line]
     assert len(lines) == 2  # the one warning, and the reason in the summary
     assert f"{src}@" in lines[0] and "Traceback" not in done.stderr
+
+
+def test_eval_scores_the_fixture_crawl_against_its_content(tmp_path: Path) -> None:
+    from conftest import FIXTURES
+
+    expected = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(
+        json.dumps({"url": url, "site": page["site"], "gold": "\n".join(page["content"])}) + "\n"
+        for url, page in expected["pages"].items()
+    ), encoding="utf-8")
+    result = runner.invoke(app, ["eval", str(FIXTURES / "crawl"), "--gold", str(gold), "--json",
+                                 "-j", "1"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["overall"]["pages"] == len(expected["pages"])
+    assert report["missing"] == 0
+    assert report["overall"]["recall"] == 1.0
+    # Per-page "Related" lists are not template, so precision is high but not perfect.
+    assert 0.8 < report["overall"]["precision"] < 1.0

@@ -384,6 +384,39 @@ def recompress(
         raise typer.Exit(3)
 
 
+@app.command(name="eval")
+def evaluate_command(
+    inputs: Inputs,
+    gold: Annotated[Path, typer.Option("--gold", help="Gold text, JSONL (.gz): url, site, gold.")],
+    workers: Workers = 0,
+    per_site: Annotated[bool, typer.Option("--per-site", help="One row per site.")] = False,
+    json_report: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Clean archives to text and score it against gold text: token precision, recall, F1
+    (the measure of ../shared/eval/README.md), overall, for sites with >= 5 pages, and the rest."""
+    import tempfile
+
+    from .evaluate import evaluate, load_gold, load_predictions
+    from .pipeline import clean as run_clean
+
+    _setup_logging(verbose, quiet=True)
+    try:
+        reference = load_gold(gold)
+        with tempfile.TemporaryDirectory(prefix="warcdeboil-eval-") as out:
+            options = _options(format=OutputFormat.JSONL, workers=workers, max_iou=0.95,
+                               min_occurrence=1)
+            run_clean(inputs, out, options)
+            report = evaluate(load_predictions(sorted(Path(out).rglob("*.jsonl*"))), reference)
+    except WarcDeboilError as exc:
+        _fail(exc, verbose)
+        return
+    if json_report:
+        typer.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+    else:
+        typer.echo(report.format_table(per_site=per_site))
+
+
 def main() -> None:
     """Entry point of the ``warcdeboil`` script."""
     try:
