@@ -41,7 +41,7 @@ def main() -> None:
                               load_gold(EVAL / f"{name}.gold.jsonl.gz"))
         big = report.large_sites
         print(f"{name:16} +{','.join(extra) or '-':24} P {big.precision:.3f} R {big.recall:.3f} "
-              f"F1 {big.f1:.3f} ({big.pages} pages)  {summary.apply.pages / cpu:.0f} pages/CPU-s")
+              f"F1 {big.f1:.3f} ({big.pages} pages)  {summary.apply.cleaned / cpu:.0f} pages/CPU-s")
 
 
 if __name__ == "__main__":

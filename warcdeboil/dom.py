@@ -35,10 +35,10 @@ __all__ = [
 
 # Subtrees that can be template: deboiler's block tags plus aside, section, lists and tables (which
 # deboiler misses, so a shared <aside> or <section> footer survives). Measured with
-# benchmarks/candidates.py on ../shared/eval (precision/recall on dragnet sites >= 5 pages, pages
-# per CPU-second): this set 0.692/0.983 at 228; adding p and li 0.708/0.980 at 207; adding also
-# span, a, h1-h6, td, tr 0.731/0.973 at 188. Smaller subtrees buy little precision (per-page
-# widgets are never shared) for a large cost in speed.
+# benchmarks/candidates.py (precision/recall on dragnet pages of sites >= 5 pages; pages per
+# CPU-second in-process): this set 0.696/0.983 at 312; adding p and li 0.712/0.978 at 265; adding
+# also span, a, h1-h6, td, tr 0.736/0.973 at 202. Smaller subtrees buy a little precision (the
+# per-page widgets that remain are never shared) for a large cost in speed.
 CANDIDATE_TAGS: tuple[str, ...] = (
     "div", "nav", "header", "footer", "aside", "section", "form", "menu",
     "ul", "ol", "table", "dl",
