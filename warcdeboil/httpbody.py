@@ -14,6 +14,7 @@ import zlib
 from dataclasses import dataclass
 
 from .errors import PayloadError
+from .fields import parse_fields
 
 __all__ = [
     "HttpResponse",
@@ -24,7 +25,6 @@ __all__ = [
     "to_text",
 ]
 
-_LWS = " \t"  # what may surround a header value; U+00A0 and kin are content
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # Labels that promise nothing about the content: sniff the body instead.
 _VAGUE_TYPES = frozenset(
@@ -87,15 +87,7 @@ def parse_http_response(block: bytes) -> HttpResponse | None:
     status_line = lines[0]
     parts = status_line.split(None, 2)
     status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
-    headers: list[tuple[str, str]] = []
-    for line in lines[1:]:
-        if line[:1] in (" ", "\t") and headers:
-            key, value = headers[-1]
-            headers[-1] = (key, f"{value} {line.strip(_LWS)}")
-            continue
-        key, colon, value = line.partition(":")
-        if colon:
-            headers.append((key.strip(_LWS), value.strip(_LWS)))
+    headers, _ = parse_fields(lines[1:])  # a stray line in HTTP headers is ignored, as browsers do
     return HttpResponse(status_line, status, headers, block[end + sep :])
 
 

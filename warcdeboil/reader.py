@@ -17,13 +17,13 @@ from typing import BinaryIO
 
 from .compression import Codec, Kind, Segment, detect_codec, iter_segments
 from .errors import InputError, RandomAccessError, RecordError
+from .fields import parse_fields
 
 __all__ = ["WarcRecord", "iter_records", "open_archive", "read_record_at"]
 
 log = logging.getLogger(__name__)
 
 _HEADER_END = b"\r\n\r\n"
-_LWS = " \t"
 # Records larger than this are skipped (and reported), so one record cannot exhaust memory.
 DEFAULT_MAX_RECORD_BYTES = 1 << 30
 
@@ -364,17 +364,9 @@ class _RecordParser:
         head = self._buf[buf_start : header_end - 4].decode("utf-8", "surrogateescape")
         lines = head.split("\r\n")
         version = lines[0].strip()
-        headers: list[tuple[str, str]] = []
-        for line in lines[1:]:
-            if line[:1] in (" ", "\t") and headers:
-                key, value = headers[-1]
-                headers[-1] = (key, f"{value} {line.strip(_LWS)}")
-                continue
-            key, sep, value = line.partition(":")
-            if not sep:
-                raise self._error(f"malformed WARC header line ({line[:40]!r})")
-            # Only spaces and tabs surround a value (RFC 2616 LWS); U+00A0 and kin are content.
-            headers.append((key.strip(_LWS), value.strip(_LWS)))
+        headers, malformed = parse_fields(lines[1:])
+        if malformed is not None:
+            raise self._error(f"malformed WARC header line ({malformed[:40]!r})")
         lengths = [v for k, v in headers if k.lower() == "content-length"]
         if not lengths or not lengths[0].isdigit():
             raise self._error("WARC record without a valid Content-Length")
