@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import re
 from array import array
+from collections import deque
 from collections.abc import Collection
 from dataclasses import dataclass
+from operator import attrgetter, methodcaller
 
 from selectolax.lexbor import LexborHTMLParser
 from xxhash import xxh3_64_intdigest
@@ -45,6 +47,7 @@ CANDIDATE_TAGS: tuple[str, ...] = (
 )
 _CANDIDATE_SELECTOR = ", ".join(CANDIDATE_TAGS)
 _TAG_SEEDS = {tag: xxh3_64_intdigest(tag.encode("ascii")) for tag in CANDIDATE_TAGS}
+_TAG = attrgetter("tag")
 
 # Elements whose content is never visible text.
 INVISIBLE_TAGS: list[str] = ["script", "style", "template"]
@@ -118,10 +121,10 @@ def analyse(markup: str | bytes) -> PageText:
         html_bytes = len((tree.html or "").encode("utf-8", "surrogatepass"))
         return PageText(title, b"", array("Q"), array("I"), array("I"), html_bytes)
     nodes = body.css(_CANDIDATE_SELECTOR)
-    seeds = [_TAG_SEEDS.get(node.tag or "", 0) for node in nodes]
-    for node in nodes:
-        node.insert_before(OPEN)
-        node.insert_after(CLOSE)
+    seeds = list(map(_TAG_SEEDS.__getitem__, map(_TAG, nodes)))
+    # Loops over nodes run in C through map(); each marker is a text node of its own.
+    deque(map(methodcaller("insert_before", OPEN), nodes), maxlen=0)
+    deque(map(methodcaller("insert_after", CLOSE), nodes), maxlen=0)
     html = (tree.html or "").encode("utf-8", "surrogatepass")
     html_marks = array("I", [m.start() for m in _CANDIDATE_MARK_BYTES.finditer(html)])
     if len(html_marks) != 2 * len(nodes):
@@ -131,8 +134,7 @@ def analyse(markup: str | bytes) -> PageText:
             return analyse(cleaned)
     html_bytes = len(html) - _MARK_BYTES * len(html_marks)
     tree.strip_tags(INVISIBLE_TAGS)
-    for node in body.css(_LINE_END_SELECTOR):
-        node.insert_after(LINE)
+    deque(map(methodcaller("insert_after", LINE), body.css(_LINE_END_SELECTOR)), maxlen=0)
     marked = body.text(separator=" ", strip=True, skip_empty=True).encode("utf-8", "surrogatepass")
     hashes, spans, sizes = _measure_spans(marked, seeds, html_marks)
     return PageText(title, marked, hashes, spans, sizes, html_bytes)
@@ -231,10 +233,11 @@ def clean_text(page: PageText, template: Collection[int]) -> CleanText:
             html_bytes -= page.html_sizes[i]
         pieces.append(marked[kept_from:])
         marked = b"".join(pieces)
-    # Every marker is a block boundary. (A regex doing the same was measured 3x slower.)
+    # Every marker is a block boundary; whitespace runs become one space and empty lines go.
+    # Written with map/filter so that the loop runs in C (a regex was measured 3x slower).
     text = marked.decode("utf-8", "surrogatepass").replace(OPEN, LINE).replace(CLOSE, LINE)
-    lines = [" ".join(line.split()) for line in text.split(LINE)]
-    return CleanText("\n".join(line for line in lines if line), html_bytes, len(doomed))
+    words = filter(None, map(str.split, text.split(LINE)))
+    return CleanText("\n".join(map(" ".join, words)), html_bytes, len(doomed))
 
 
 def clean_html(markup: str | bytes, page: PageText, template: Collection[int]) -> str:
