@@ -64,3 +64,10 @@ def test_transform_twice_gives_the_same_answer() -> None:
     assert list(deboiler.transform(pages)) == first
     assert all("Copyright" not in page.text for page in first)
     assert all("Headline number" in page.text for page in first)
+
+
+def test_fit_transform_is_fit_then_transform() -> None:
+    pages = site_pages("f.example", 3)
+    assert Deboiler().fit_transform(pages, html=True) == list(
+        Deboiler().fit(pages).transform(pages, html=True)
+    )

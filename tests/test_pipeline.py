@@ -191,3 +191,17 @@ def test_zstd_output_with_a_dictionary_trained_on_the_input(crawl: Path, tmp_pat
         records = [r.to_bytes() for r in iter_records(path)]
         assert records == [r.to_bytes() for r in iter_records(plain / path.name)]
         assert warcio_check(path)[0] == 0
+
+
+def test_site_key_domain_groups_subdomains(tmp_path: Path, write_archive) -> None:
+    from conftest import http_response, site_pages, warc_record
+
+    pages = site_pages("a.example.co.uk", 2) + site_pages("b.example.co.uk", 2)
+    records = [warc_record("response", url, http_response(html.encode())) for url, html in pages]
+    src = write_archive(tmp_path / "d.warc", records, Codec.NONE)
+    by_host = clean([src], tmp_path / "host", Options(workers=1))
+    from warcdeboil.sitekey import SiteKeyMode
+
+    by_domain = clean([src], tmp_path / "domain",
+                      Options(workers=1, site_key=SiteKeyMode.DOMAIN))
+    assert (by_host.fit.sites, by_domain.fit.sites) == (2, 1)
