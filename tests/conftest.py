@@ -21,7 +21,7 @@ def shared_file(*parts: str) -> Path:
     """A file under ../shared, or a skip when this checkout has none beside it."""
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"{path} is not available")
+        pytest.skip(f"../shared is not beside this checkout ({path})")
     return path
 
 

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,20 +190,23 @@ def _emit(
     sink.page(entry, site, cleaned, record, page, html)
 
 
-class _Sink:
+class _Sink(ABC):
+    """Where one output format writes: every record of the input passes through it in order."""
+
     wants_html = False
 
     def carry(self, record: WarcRecord) -> None:
-        """A record that is not a cleaned page."""
+        """A record that is not a cleaned page (only WARC output keeps these)."""
 
     def repaired(self, record: WarcRecord) -> None:
         """A record read only in part (cut short, or with a wrong Content-Length)."""
 
+    @abstractmethod
     def page(
         self, entry: PageEntry, site: str, cleaned: CleanText, record: WarcRecord | None,
         page: HtmlPage | None, html: bytes | None,
     ) -> None:
-        raise NotImplementedError
+        """A cleaned page."""
 
     def close(self) -> None:
         """Flush what is buffered."""
