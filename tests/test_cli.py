@@ -120,7 +120,7 @@ def test_eval_scores_the_fixture_crawl_against_its_content(tmp_path: Path) -> No
         for url, page in expected["pages"].items()
     ), encoding="utf-8")
     result = runner.invoke(app, ["eval", str(FIXTURES / "crawl"), "--gold", str(gold), "--json",
-                                 "-j", "1"])
+                                 "-j", "1", "--mode", "template"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["overall"]["pages"] == len(expected["pages"])

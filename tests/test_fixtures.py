@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, ROOT, warcio_check
 
-from warcdeboil.apply import OutputFormat
+from warcdeboil.apply import Mode, OutputFormat
 from warcdeboil.pipeline import Options, clean
 from warcdeboil.reader import iter_records, read_record_at
 
@@ -54,7 +54,8 @@ def test_offsets_read_back_every_record(name: str) -> None:
 @pytest.fixture(scope="module")
 def cleaned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     out = tmp_path_factory.mktemp("out")
-    clean([FIXTURES / "crawl"], out, Options(workers=1, format=OutputFormat.JSONL))
+    clean([FIXTURES / "crawl"], out,
+          Options(workers=1, format=OutputFormat.JSONL, mode=Mode.TEMPLATE))
     pages: dict[str, dict] = {}
     for path in sorted(out.iterdir()):
         import gzip

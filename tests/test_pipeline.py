@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import synthetic_crawl, warcio_check
 
-from warcdeboil.apply import OutputFormat
+from warcdeboil.apply import Mode, OutputFormat
 from warcdeboil.compression import Codec
 from warcdeboil.errors import ConfigError
 from warcdeboil.pipeline import (
@@ -63,7 +63,7 @@ def test_records_that_are_not_pages_are_byte_identical(crawl: Path, tmp_path: Pa
 
 def test_template_is_removed_and_articles_stay(crawl: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    run(crawl, out, format=OutputFormat.JSONL)
+    run(crawl, out, format=OutputFormat.JSONL, mode=Mode.TEMPLATE)
     pages = [json.loads(line) for f in sorted(out.iterdir()) for line in _lines(f)]
     assert len(pages) == 11
     for page in pages:

@@ -3,7 +3,8 @@
 A page is a ``(url, html)`` pair, html as ``str`` or UTF-8 ``bytes``. ``fit`` learns one profile per
 site exactly as the file pipeline does (same hashing, same pairing of URL-sorted neighbours);
 ``transform`` cleans pages with what was learned and never changes the fitted state, so calling
-it twice gives the same answer.
+it twice gives the same answer. With ``mode=Mode.CONTENT`` the text is each page's main content
+(``html=True`` documents still lose the template only).
 
 >>> nav = "<nav><ul><li>Home</li><li>About</li></ul></nav>"
 >>> pages = [(f"http://example.com/{i}", f"<body>{nav}<div>Story {i}</div></body>")
@@ -18,7 +19,16 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .dom import PageSignature, analyse, clean_html, clean_text, page_signature
+from .apply import Mode
+from .content import extract
+from .dom import (
+    PageSignature,
+    analyse,
+    clean_html,
+    clean_text,
+    page_signature,
+    remove_template,
+)
 from .fit import FitParams, SiteProfile, fit_site
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 
@@ -43,8 +53,10 @@ class Deboiler:
     """Learns site templates from pages in memory and removes them (scikit-learn style)."""
 
     def __init__(
-        self, *, site_key: SiteKeyMode = SiteKeyMode.HOST, params: FitParams | None = None
+        self, *, site_key: SiteKeyMode = SiteKeyMode.HOST, params: FitParams | None = None,
+        mode: Mode = Mode.TEMPLATE,
     ) -> None:
+        self.mode = Mode(mode)
         self.site_key = SiteKeyMode(site_key)
         self.params = params or FitParams()
         self.profiles_: dict[str, SiteProfile] = {}
@@ -72,10 +84,14 @@ class Deboiler:
             site = self._keyer(url)
             profile = self.profiles_.get(site)
             template = profile.hashes if profile else frozenset()
-            page = analyse(markup)
+            page = analyse(markup, structure=self.mode is Mode.CONTENT)
             cleaned = clean_text(page, template)
+            text = cleaned.text
+            if self.mode is Mode.CONTENT:
+                marked, _, _ = remove_template(page, template)
+                text = extract(marked.decode("utf-8", "surrogatepass")).text
             document = clean_html(markup, page, template) if html else None
-            yield CleanPage(url, site, page.title, cleaned.text, document, cleaned.removed)
+            yield CleanPage(url, site, page.title, text, document, cleaned.removed)
 
     def fit_transform(self, pages: Iterable[Page], *, html: bool = False) -> list[CleanPage]:
         """``fit`` then ``transform`` on the same pages."""

@@ -20,8 +20,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .compression import Codec
-from .dom import CleanText, analyse, clean_html, clean_text
+from .content import KIND_ITEM, Block, Extraction, extract, split_blocks
+from .dom import CleanText, analyse, clean_html, plain_text, remove_template
 from .errors import ConfigError, InputError, RecordError
+from .language import detect, primary_subtag
+from .markdown import render
 from .pages import HtmlPage, PageLimits, html_page
 from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
@@ -61,6 +64,25 @@ class OutputFormat(str, enum.Enum):
     WARC = "warc"
     TEXT = "text"
     JSONL = "jsonl"
+    MARKDOWN = "markdown"  # JSONL records with a ``markdown`` field
+
+
+class Mode(str, enum.Enum):
+    """What is removed: the site's template only, or everything but the main content."""
+
+    TEMPLATE = "template"
+    CONTENT = "content"
+
+
+def default_mode(fmt: OutputFormat) -> Mode:
+    """WARC output keeps HTML, so it keeps everything but the template; text outputs are for
+    corpora, which want the main content."""
+    return Mode.TEMPLATE if fmt is OutputFormat.WARC else Mode.CONTENT
+
+
+def needs_structure(fmt: OutputFormat, mode: Mode) -> bool:
+    """Whether pages must be analysed with structure marks (see :func:`dom.analyse`)."""
+    return mode is Mode.CONTENT or fmt in (OutputFormat.JSONL, OutputFormat.MARKDOWN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +100,11 @@ class ApplyJob:
     page_store: str | None = None  # pass 1's store for this file, when there is one
     zstd_dictionary: bool = False  # train a zstd dictionary on this file's own records
     fail_fast: bool = False  # --on-error fail
+    mode: Mode = Mode.TEMPLATE
+
+    @property
+    def structure(self) -> bool:
+        return needs_structure(self.format, self.mode)
 
 
 def apply_file(job: ApplyJob, progress: Callable[[int], None] | None = None) -> Tally:
@@ -109,7 +136,7 @@ def _apply(job: ApplyJob, tally: Tally, progress: Callable[[int], None] | None) 
             if job.page_store is not None and job.format is not OutputFormat.WARC:
                 # Text outputs need only what pass 1 stored: the archive is not read again.
                 for entry in iter_page_store(Path(job.page_store)):
-                    _emit(entry, None, None, keyer, profiles, sink, tally)
+                    _emit(entry, None, None, keyer, profiles, sink, tally, job.mode)
                     if progress is not None and tally.cleaned % PROGRESS_EVERY == 0:
                         progress(PROGRESS_EVERY)
             else:
@@ -162,9 +189,9 @@ def _apply_records(
             entry = PageEntry(
                 ordinal, record.offset, record.length, page.url, record.record_id,
                 record.get("WARC-Date") or "", page.charset, len(page.body),
-                analyse(page.markup),
+                analyse(page.markup, structure=job.structure),
             )
-        _emit(entry, record, page, keyer, profiles, sink, tally)
+        _emit(entry, record, page, keyer, profiles, sink, tally, job.mode)
 
 
 def _emit(
@@ -175,11 +202,23 @@ def _emit(
     profiles: ProfileReader | None,
     sink: _Sink,
     tally: Tally,
+    mode: Mode,
 ) -> None:
     site = keyer(entry.url)
     profile = profiles.get(site) if profiles is not None and site else None
     template = profile.hashes if profile is not None else frozenset()
-    cleaned = clean_text(entry.page, template)
+    marked_bytes, html_bytes, removed = remove_template(entry.page, template)
+    marked = marked_bytes.decode("utf-8", "surrogatepass")
+    content: Extraction | None = None
+    if mode is Mode.CONTENT:
+        content = extract(marked)
+    elif entry.page.structured:
+        content = Extraction(split_blocks(marked), {})
+    if content is not None:
+        cleaned = CleanText(content.text, html_bytes, removed)
+        tally.removed_blocks += sum(content.removed.values())
+    else:
+        cleaned = CleanText(plain_text(marked, entry.page.structured), html_bytes, removed)
     tally.cleaned += 1
     tally.removed_subtrees += cleaned.removed
     tally.html_bytes_before += entry.html_bytes_before
@@ -187,7 +226,17 @@ def _emit(
     html = None
     if sink.wants_html and page is not None:
         html = clean_html(page.markup, entry.page, template).encode("utf-8", "surrogatepass")
-    sink.page(entry, site, cleaned, record, page, html)
+    sink.page(PageResult(entry, site, cleaned, content), record, page, html)
+
+
+@dataclass(slots=True)
+class PageResult:
+    """One cleaned page, as the sinks get it."""
+
+    entry: PageEntry
+    site: str
+    cleaned: CleanText
+    content: Extraction | None  # blocks kept (and why others went), when pages have structure
 
 
 class _Sink(ABC):
@@ -203,8 +252,8 @@ class _Sink(ABC):
 
     @abstractmethod
     def page(
-        self, entry: PageEntry, site: str, cleaned: CleanText, record: WarcRecord | None,
-        page: HtmlPage | None, html: bytes | None,
+        self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
+        html: bytes | None,
     ) -> None:
         """A cleaned page."""
 
@@ -214,13 +263,15 @@ class _Sink(ABC):
 
 def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) -> _Sink:
     dictionary = None
-    if job.zstd_dictionary and job.codec is Codec.ZSTD and job.format is not OutputFormat.JSONL:
+    if job.zstd_dictionary and job.codec is Codec.ZSTD and job.format in (
+        OutputFormat.WARC, OutputFormat.TEXT,
+    ):
         dictionary = _train_on(job.path)
     if job.format is OutputFormat.WARC:
         return _WarcSink(out, job.codec, in_codec, source, dictionary)
     if job.format is OutputFormat.TEXT:
         return _TextSink(out, job.codec, dictionary)
-    return _JsonlSink(out, job.codec, job.path)
+    return _JsonlSink(out, job.codec, job.path, markdown=job.format is OutputFormat.MARKDOWN)
 
 
 class _WarcSink(_Sink):
@@ -251,8 +302,8 @@ class _WarcSink(_Sink):
         self._writer.write(*repaired_record(record))
 
     def page(
-        self, entry: PageEntry, site: str, cleaned: CleanText, record: WarcRecord | None,
-        page: HtmlPage | None, html: bytes | None,
+        self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
+        html: bytes | None,
     ) -> None:
         assert record is not None and page is not None and html is not None
         if page.response is None:
@@ -293,9 +344,10 @@ class _TextSink(_Sink):
         self._started = False
 
     def page(
-        self, entry: PageEntry, site: str, cleaned: CleanText, record: WarcRecord | None,
-        page: HtmlPage | None, html: bytes | None,
+        self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
+        html: bytes | None,
     ) -> None:
+        entry = result.entry
         date = entry.date or "1970-01-01T00:00:00Z"
         if not self._started:
             self._started = True
@@ -308,7 +360,7 @@ class _TextSink(_Sink):
                 ("Content-Length", str(len(info))),
                 ("WARC-Block-Digest", sha1_digest(info)),
             ], info)
-        body = cleaned.text.encode("utf-8", "surrogatepass")
+        body = result.cleaned.text.encode("utf-8", "surrogatepass")
         headers = [
             ("WARC-Type", "conversion"),
             ("WARC-Target-URI", entry.url),
@@ -323,20 +375,26 @@ class _TextSink(_Sink):
 
 
 class _JsonlSink(_Sink):
-    def __init__(self, out: BinaryIO, codec: Codec, source_path: str) -> None:
+    """One JSON object per page: identity, page attributes, text (and Markdown when asked)."""
+
+    def __init__(self, out: BinaryIO, codec: Codec, source_path: str, *, markdown: bool) -> None:
         self._gzip = gzip.GzipFile(
             filename="", mode="wb", fileobj=out, mtime=0, compresslevel=JSONL_GZIP_LEVEL
         ) if codec is not Codec.NONE else None
         self._out: BinaryIO = self._gzip if self._gzip is not None else out  # type: ignore[assignment]
         self._warc_file = os.path.basename(source_path)
+        self._markdown = markdown
 
     def page(
-        self, entry: PageEntry, site: str, cleaned: CleanText, record: WarcRecord | None,
-        page: HtmlPage | None, html: bytes | None,
+        self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
+        html: bytes | None,
     ) -> None:
-        obj = {
+        entry, cleaned, content = result.entry, result.cleaned, result.content
+        meta = entry.page.meta
+        html_lang = primary_subtag(meta.lang)
+        obj: dict[str, object] = {
             "url": entry.url,
-            "site": site,
+            "site": result.site,
             "record_id": entry.record_id,
             "warc_file": self._warc_file,
             "offset": entry.offset,
@@ -344,17 +402,46 @@ class _JsonlSink(_Sink):
             "date": entry.date,
             "charset": entry.charset,
             "title": entry.page.title,
-            "text": cleaned.text,
-            "html_bytes_before": entry.html_bytes_before,
-            "html_bytes_after": cleaned.html_bytes,
-            "removed_subtrees": cleaned.removed,
+            "description": meta.description,
+            "canonical_url": meta.canonical_url,
+            "language": detect(cleaned.text) or html_lang,
+            "html_lang": html_lang,
+            "breadcrumbs": list(meta.breadcrumbs),
         }
+        blocks = content.blocks if content is not None else []
+        obj["headings"] = [
+            {"level": block.kind, "text": block.text} for block in blocks if 1 <= block.kind <= 6
+        ]
+        obj["lists"] = _lists(blocks)
+        obj["text"] = cleaned.text
+        if self._markdown:
+            obj["markdown"] = render(blocks)
+        removed = {"template_subtrees": cleaned.removed}
+        if content is not None:
+            removed.update(sorted(content.removed.items()))
+        obj["removed"] = removed
+        obj["html_bytes_before"] = entry.html_bytes_before
+        obj["html_bytes_after"] = cleaned.html_bytes
         self._out.write(json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         self._out.write(b"\n")
 
     def close(self) -> None:
         if self._gzip is not None:
             self._gzip.close()
+
+
+def _lists(blocks: list[Block]) -> list[list[str]]:
+    """Runs of consecutive list items, each run one list."""
+    lists: list[list[str]] = []
+    previous = False
+    for block in blocks:
+        item = block.kind == KIND_ITEM
+        if item:
+            if not previous:
+                lists.append([])
+            lists[-1].append(block.text)
+        previous = item
+    return lists
 
 
 def _train_on(path: str) -> bytes | None:

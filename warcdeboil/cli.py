@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .apply import OutputFormat
+from .apply import Mode, OutputFormat
 from .compression import Codec
 from .errors import WarcDeboilError
 from .pages import PageLimits
@@ -38,7 +38,16 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or 
 SiteKey = Annotated[
     SiteKeyMode, typer.Option("--site-key", help="Group pages by host (minus www.) or domain.")
 ]
-Format = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to write.")]
+Format = Annotated[
+    OutputFormat,
+    typer.Option("--format", "-f", help="What to write: warc, text (WET), jsonl, or markdown "
+                 "(JSONL with a markdown field)."),
+]
+ModeOption = Annotated[
+    Mode | None,
+    typer.Option("--mode", "-m", help="template: remove what the site repeats; content: keep "
+                 "the main content only. Default: template for warc, content for the others."),
+]
 Compress = Annotated[
     str,
     typer.Option("--compress", help="Output compression: auto (follow input), gzip, zstd, none."),
@@ -207,6 +216,7 @@ def clean(
     inputs: Inputs,
     output: Annotated[Path, typer.Option("--output", "-o", help="Output directory.")],
     fmt: Format = OutputFormat.WARC,
+    mode: ModeOption = None,
     compress: Compress = "auto",
     workers: Workers = 0,
     work_dir: Annotated[
@@ -246,7 +256,7 @@ def clean(
     _setup_logging(verbose, quiet)
     try:
         options = _options(
-            format=fmt, compress=compress, workers=workers, site_key=site_key,
+            format=fmt, mode=mode, compress=compress, workers=workers, site_key=site_key,
             min_occurrence=min_occurrence, max_iou=max_iou, run_size=run_size,
             zstd_dictionary=zstd_dict, fail_fast=_fail_fast(on_error),
             limits=PageLimits(max_page_mb << 20, max_page_tags, max_page_depth),
@@ -326,6 +336,7 @@ def apply(
     output: Annotated[Path, typer.Option("--output", "-o", help="Output directory.")],
     profiles: Annotated[Path, typer.Option("--profiles", help="Site profiles from `fit`.")],
     fmt: Format = OutputFormat.WARC,
+    mode: ModeOption = None,
     compress: Compress = "auto",
     workers: Workers = 0,
     zstd_dict: ZstdDict = False,
@@ -338,8 +349,8 @@ def apply(
     _setup_logging(verbose, quiet)
     try:
         options = _options(
-            format=fmt, compress=compress, workers=workers, max_iou=0.95, min_occurrence=1,
-            zstd_dictionary=zstd_dict,
+            format=fmt, mode=mode, compress=compress, workers=workers, max_iou=0.95,
+            min_occurrence=1, zstd_dictionary=zstd_dict,
         )
         found = discover_inputs(inputs)
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
@@ -388,6 +399,9 @@ def recompress(
 def evaluate_command(
     inputs: Inputs,
     gold: Annotated[Path, typer.Option("--gold", help="Gold text, JSONL (.gz): url, site, gold.")],
+    mode: Annotated[
+        Mode, typer.Option("--mode", "-m", help="What to score: template removal or content.")
+    ] = Mode.CONTENT,
     workers: Workers = 0,
     per_site: Annotated[bool, typer.Option("--per-site", help="One row per site.")] = False,
     json_report: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
@@ -404,8 +418,8 @@ def evaluate_command(
     try:
         reference = load_gold(gold)
         with tempfile.TemporaryDirectory(prefix="warcdeboil-eval-") as out:
-            options = _options(format=OutputFormat.JSONL, workers=workers, max_iou=0.95,
-                               min_occurrence=1)
+            options = _options(format=OutputFormat.JSONL, mode=mode, workers=workers,
+                               max_iou=0.95, min_occurrence=1)
             run_clean(inputs, out, options)
             report = evaluate(load_predictions(sorted(Path(out).rglob("*.jsonl*"))), reference)
     except WarcDeboilError as exc:

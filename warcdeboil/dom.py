@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from operator import attrgetter, methodcaller
 
 from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborNode as Node
 from xxhash import xxh3_64_intdigest
 
 __all__ = [
@@ -62,17 +63,54 @@ _LINE_END_SELECTOR = (
 
 # Unicode noncharacters, reserved for a program's internal use: they never occur in real text.
 OPEN, CLOSE, LINE = "\ufdd0", "\ufdd1", "\ufdd2"
+
+# Structure marks, inserted only when a page is analysed with ``structure=True`` (content mode and
+# markdown need them; template removal does not, and they cost ~0.4 ms a page):
+LINK_OPEN, LINK_CLOSE = "\ufdd3", "\ufdd4"  # around the text of <a>
+HEADINGS = tuple(chr(0xFDD5 + level) for level in range(6))  # before <h1> .. <h6>
+ITEM = "\ufddb"  # before <li>
+CELL = "\ufddc"  # after <td>, <th>
+QUOTE = "\ufddd"  # before <blockquote>
+CODE = "\ufdde"  # before <pre>
+STRONG = "\ufddf"  # around <strong>, <b>
+EMPHASIS = "\ufde0"  # around <em>, <i>
+_BEFORE = {f"h{level + 1}": mark for level, mark in enumerate(HEADINGS)}
+_BEFORE.update({"li": ITEM, "blockquote": QUOTE, "pre": CODE, "strong": STRONG, "b": STRONG,
+                "em": EMPHASIS, "i": EMPHASIS, "a": LINK_OPEN})
+_AFTER = {"td": CELL, "th": CELL, "strong": STRONG, "b": STRONG, "em": EMPHASIS,
+          "i": EMPHASIS, "a": LINK_CLOSE}
+_BEFORE_SELECTOR = ", ".join(_BEFORE)
+_AFTER_SELECTOR = ", ".join(_AFTER)
 _MARK_BYTES = len(OPEN.encode())
 _CANDIDATE_MARK_BYTES = re.compile(b"\xef\xb7[\x90\x91]")
-_ANY_MARK = re.compile("[\ufdd0-\ufdd2]")
-_ANY_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\x92]")
-# A byte that is neither a space nor part of a marker (U+FDD0..U+FDD2 are EF B7 90..92).
-_TEXT_BYTE = re.compile(b"[^ \xef\xb7\x90-\x92]")
+_ANY_MARK = re.compile("[\ufdd0-\ufdef]")
+_BLOCK_START_MARKS = re.compile("[\ufdd5-\ufddb\ufddd\ufdde]")
+_INLINE_MARKS = re.compile("[\ufdd3\ufdd4\ufddf\ufde0]")
+_ANY_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\xaf]")
+# Marks that end a text block (line): the candidate and line marks, and those before headings,
+# list items, quotes and code.
+_BLOCK_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\x92\x95-\x9b\x9d\x9e]")
+# A byte that is neither a space nor part of a marker (U+FDD0..U+FDEF are EF B7 90..AF).
+_TEXT_BYTE = re.compile(b"[^ \xef\xb7\x90-\xaf]")
 
 # Text blocks shorter than this (UTF-8 bytes) are not part of a page's near-duplicate
 # signature: they are navigation labels and bylines that distinct pages share anyway.
 MIN_SIGNATURE_BLOCK_BYTES = 40
 MAX_SIGNATURE_BLOCKS = 512
+MAX_BREADCRUMBS = 12
+
+
+@dataclass(frozen=True, slots=True)
+class PageMeta:
+    """What a page says about itself (read only when analysed with ``structure=True``)."""
+
+    description: str = ""  # <meta name=description>, else og:description
+    canonical_url: str = ""  # <link rel=canonical>, else og:url
+    lang: str = ""  # <html lang>
+    breadcrumbs: tuple[str, ...] = ()  # the labels of the first breadcrumb trail
+
+
+NO_META = PageMeta()
 
 
 @dataclass(slots=True)
@@ -85,6 +123,8 @@ class PageText:
     spans: array  # per candidate: start of its OPEN and end of its CLOSE in ``marked``, flat
     html_sizes: array  # per candidate: UTF-8 bytes of its subtree in the serialised document
     html_bytes: int  # UTF-8 size of the serialised document (scripts included)
+    structured: bool = False  # ``marked`` holds structure marks too
+    meta: PageMeta = NO_META
 
 
 @dataclass(slots=True)
@@ -111,15 +151,23 @@ def _candidates(tree: LexborHTMLParser) -> list:
     return body.css(_CANDIDATE_SELECTOR) if body is not None else []
 
 
-def analyse(markup: str | bytes) -> PageText:
-    """Parse a page once (bytes must be UTF-8) and compute what both passes need."""
+def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
+    """Parse a page once (bytes must be UTF-8) and compute what both passes need.
+
+    With ``structure``, the marked text also holds the structure marks (links, headings, list
+    items, cells, quotes, code, emphasis) and the page's :class:`PageMeta` is read.
+    """
+    markup = _without_marks(markup)
     tree = LexborHTMLParser(markup)
     title_node = tree.css_first("title")
     title = " ".join(title_node.text().split()) if title_node is not None else ""
+    meta = _page_meta(tree) if structure else NO_META
     body = tree.body
     if body is None:
         html_bytes = len((tree.html or "").encode("utf-8", "surrogatepass"))
-        return PageText(title, b"", array("Q"), array("I"), array("I"), html_bytes)
+        return PageText(
+            title, b"", array("Q"), array("I"), array("I"), html_bytes, structure, meta
+        )
     nodes = body.css(_CANDIDATE_SELECTOR)
     seeds = list(map(_TAG_SEEDS.__getitem__, map(_TAG, nodes)))
     # Loops over nodes run in C through map(); each marker is a text node of its own.
@@ -127,26 +175,71 @@ def analyse(markup: str | bytes) -> PageText:
     deque(map(methodcaller("insert_after", CLOSE), nodes), maxlen=0)
     html = (tree.html or "").encode("utf-8", "surrogatepass")
     html_marks = array("I", [m.start() for m in _CANDIDATE_MARK_BYTES.finditer(html)])
-    if len(html_marks) != 2 * len(nodes):
-        # The page holds our marker characters itself (they are never real text): drop them.
-        cleaned = _without_marks(markup)
-        if cleaned != markup:
-            return analyse(cleaned)
     html_bytes = len(html) - _MARK_BYTES * len(html_marks)
     tree.strip_tags(INVISIBLE_TAGS)
     deque(map(methodcaller("insert_after", LINE), body.css(_LINE_END_SELECTOR)), maxlen=0)
+    if structure:
+        _insert_structure_marks(body)
     marked = body.text(separator=" ", strip=True, skip_empty=True).encode("utf-8", "surrogatepass")
     hashes, spans, sizes = _measure_spans(marked, seeds, html_marks)
-    return PageText(title, marked, hashes, spans, sizes, html_bytes)
+    return PageText(title, marked, hashes, spans, sizes, html_bytes, structure, meta)
+
+
+def _insert_structure_marks(body: Node) -> None:
+    before = body.css(_BEFORE_SELECTOR)
+    insert_before = type(body).insert_before
+    deque(map(insert_before, before, map(_BEFORE.__getitem__, map(_TAG, before))), maxlen=0)
+    after = body.css(_AFTER_SELECTOR)
+    insert_after = type(body).insert_after
+    deque(map(insert_after, after, map(_AFTER.__getitem__, map(_TAG, after))), maxlen=0)
+
+
+def _attr(node: Node | None, name: str) -> str:
+    if node is None:
+        return ""
+    return " ".join((node.attrs.get(name) or "").split())
+
+
+_BREADCRUMB_SELECTOR = (
+    "[itemtype*=BreadcrumbList], [class*=breadcrumb], [class*=Breadcrumb], [id*=breadcrumb], "
+    "[id*=Breadcrumb], nav[aria-label*=readcrumb]"
+)
+_CRUMB_SEPARATORS = re.compile(r"\s+(?:[>»›/|→]|::)\s+")
+
+
+def _page_meta(tree: LexborHTMLParser) -> PageMeta:
+    head = tree.head
+    description = canonical = ""
+    if head is not None:
+        description = _attr(head.css_first("meta[name=description], meta[name=Description]"),
+                            "content")
+        if not description:
+            description = _attr(head.css_first("meta[property='og:description']"), "content")
+        canonical = _attr(head.css_first("link[rel=canonical]"), "href")
+        if not canonical:
+            canonical = _attr(head.css_first("meta[property='og:url']"), "content")
+    root = tree.root
+    lang = _attr(root, "lang") if root is not None and root.tag == "html" else ""
+    crumbs: tuple[str, ...] = ()
+    body = tree.body
+    trail = body.css_first(_BREADCRUMB_SELECTOR) if body is not None else None
+    if trail is not None:
+        labels = [" ".join(a.text().split()) for a in trail.css("a, li")]
+        if not labels:
+            labels = _CRUMB_SEPARATORS.split(" ".join(trail.text(separator=" ").split()))
+        unique: list[str] = []
+        for label in labels:
+            label = label.strip(" >»›/|→")
+            if label and label not in unique:
+                unique.append(label)
+        crumbs = tuple(unique[:MAX_BREADCRUMBS])
+    return PageMeta(description, canonical, lang, crumbs)
 
 
 def _without_marks(markup: str | bytes) -> str | bytes:
-    """The markup with our marker characters removed, should a page contain them."""
+    """The markup without our marker characters, should a page hold any (real text never does)."""
     if isinstance(markup, bytes):
-        if b"\xef\xb7" in markup:
-            for mark in (OPEN, CLOSE, LINE):
-                markup = markup.replace(mark.encode(), b"")
-        return markup
+        return _ANY_MARK_BYTES.sub(b"", markup) if b"\xef\xb7" in markup else markup
     return _ANY_MARK.sub("", markup) if _ANY_MARK.search(markup) else markup
 
 
@@ -194,8 +287,8 @@ def page_signature(page: PageText) -> PageSignature:
     blocks = array("Q")
     sizes = array("I")
     seen: set[int] = set()
-    fragments = _ANY_MARK_BYTES.split(page.marked)
-    text_bytes = len(page.marked) - _MARK_BYTES * (len(fragments) - 1)
+    fragments = _BLOCK_MARK_BYTES.split(page.marked)
+    text_bytes = len(page.marked) - _MARK_BYTES * page.marked.count(b"\xef\xb7")
     # Fragments are runs of text between block boundaries, their text nodes already stripped
     # and joined by one space: they need no more normalising to be compared across pages.
     for fragment in [f.strip() for f in fragments if len(f) >= MIN_SIGNATURE_BLOCK_BYTES]:
@@ -215,8 +308,9 @@ def _doomed(page: PageText, template: Collection[int]) -> set[int]:
     return {i for i, digest in enumerate(page.hashes) if digest and digest in template}
 
 
-def clean_text(page: PageText, template: Collection[int]) -> CleanText:
-    """The page's text, one block per line, without the candidates whose hash is in ``template``."""
+def remove_template(page: PageText, template: Collection[int]) -> tuple[bytes, int, int]:
+    """The marked text without the candidates whose hash is in ``template``; with the size of
+    the document without them and the number of candidates removed (nested ones included)."""
     doomed = _doomed(page, template)
     marked = page.marked
     html_bytes = page.html_bytes
@@ -233,11 +327,25 @@ def clean_text(page: PageText, template: Collection[int]) -> CleanText:
             html_bytes -= page.html_sizes[i]
         pieces.append(marked[kept_from:])
         marked = b"".join(pieces)
+    return marked, html_bytes, len(doomed)
+
+
+def plain_text(marked: str, structured: bool) -> str:
+    """Marked text as plain text: one block per line, whitespace runs as one space."""
     # Every marker is a block boundary; whitespace runs become one space and empty lines go.
     # Written with map/filter so that the loop runs in C (a regex was measured 3x slower).
-    text = marked.decode("utf-8", "surrogatepass").replace(OPEN, LINE).replace(CLOSE, LINE)
+    text = marked.replace(OPEN, LINE).replace(CLOSE, LINE)
+    if structured:  # structure marks: block starts end lines, the rest go
+        text = _INLINE_MARKS.sub("", _BLOCK_START_MARKS.sub(LINE, text.replace(CELL, " ")))
     words = filter(None, map(str.split, text.split(LINE)))
-    return CleanText("\n".join(map(" ".join, words)), html_bytes, len(doomed))
+    return "\n".join(map(" ".join, words))
+
+
+def clean_text(page: PageText, template: Collection[int]) -> CleanText:
+    """The page's text, one block per line, without the candidates whose hash is in ``template``."""
+    marked, html_bytes, removed = remove_template(page, template)
+    text = plain_text(marked.decode("utf-8", "surrogatepass"), page.structured)
+    return CleanText(text, html_bytes, removed)
 
 
 def clean_html(markup: str | bytes, page: PageText, template: Collection[int]) -> str:

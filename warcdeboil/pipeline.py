@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .apply import ApplyJob, OutputFormat, apply_file
+from .apply import ApplyJob, Mode, OutputFormat, apply_file, default_mode, needs_structure
 from .compression import Codec, detect_codec
 from .errors import ConfigError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
@@ -74,6 +74,22 @@ class Options:
     limits: PageLimits = field(default_factory=PageLimits)
     zstd_dictionary: bool = False  # zstd output: train a dictionary on each input's records
     fail_fast: bool = False  # --on-error fail: the first bad record or input stops the run
+    mode: Mode | None = None  # None: the format's default (see apply.default_mode)
+
+    def __post_init__(self) -> None:
+        if self.format is OutputFormat.WARC and self.mode is Mode.CONTENT:
+            raise ConfigError(
+                "--mode content writes text: use --format jsonl, text or markdown "
+                "(WARC output keeps the HTML and removes the template only)"
+            )
+
+    @property
+    def effective_mode(self) -> Mode:
+        return self.mode if self.mode is not None else default_mode(self.format)
+
+    @property
+    def structure(self) -> bool:
+        return needs_structure(self.format, self.effective_mode)
 
     @property
     def worker_count(self) -> int:
@@ -209,8 +225,9 @@ def output_path(out_dir: Path, rel: Path, fmt: OutputFormat, codec: Codec) -> Pa
         OutputFormat.WARC: ".warc",
         OutputFormat.TEXT: ".warc.wet",
         OutputFormat.JSONL: ".jsonl",
+        OutputFormat.MARKDOWN: ".md.jsonl",
     }[fmt]
-    if codec is Codec.ZSTD and fmt is OutputFormat.JSONL:
+    if codec is Codec.ZSTD and fmt in (OutputFormat.JSONL, OutputFormat.MARKDOWN):
         codec = Codec.GZIP  # JSONL is one gzip stream; zstd is for WARC records
     return out_dir / rel.parent / f"{base}{suffix}{codec.suffix}"
 
@@ -281,7 +298,8 @@ def _manifest(inputs: Sequence[Path], options: Options) -> dict[str, Any]:
             files.append([str(path), -1, -1])
     limits = options.limits
     return {"inputs": files, "partitions": options.partitions, "site_key": options.site_key.value,
-            "limits": [limits.max_bytes, limits.max_tags, limits.max_depth]}
+            "limits": [limits.max_bytes, limits.max_tags, limits.max_depth],
+            "structure": options.structure}
 
 
 def index_is_current(inputs: Sequence[Path], work_dir: Path, options: Options) -> bool:
@@ -312,7 +330,7 @@ def build_index(
     jobs = [
         ScanJob(str(path), i, str(index_dir), str(page_store_path(pages_dir, i)),
                 options.partitions, options.run_bytes, options.site_key, options.limits,
-                options.fail_fast)
+                options.fail_fast, options.structure)
         for i, path in enumerate(inputs)
     ]
 
@@ -421,7 +439,7 @@ def apply_profiles(
             str(path), str(output_path(out_dir, rel, options.format, codec)), options.format,
             codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
             options.limits, str(page_stores[i]) if page_stores is not None else None,
-            options.zstd_dictionary, options.fail_fast,
+            options.zstd_dictionary, options.fail_fast, options.effective_mode,
         ))
 
     def done(_: Tally) -> None:

@@ -40,6 +40,7 @@ class ScanJob:
     site_key: SiteKeyMode
     limits: PageLimits
     fail_fast: bool = False  # --on-error fail: the first bad record stops the run
+    structure: bool = False  # analyse pages with structure marks (content mode, JSONL, Markdown)
 
 
 def record_problem(
@@ -83,7 +84,7 @@ def scan_file(job: ScanJob, progress: Callable[[int], None] | None = None) -> Ta
                     tally.carried += 1
                     continue
                 tally.cleaned += 1
-                text = analyse(page.markup)
+                text = analyse(page.markup, structure=job.structure)
                 store.add(PageEntry(
                     ordinal, record.offset, record.length, page.url, record.record_id,
                     record.get("WARC-Date") or "", page.charset, len(page.body), text,

@@ -1,0 +1,224 @@
+"""Content mode: blocks, the shipped model, page attributes, Markdown, languages."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from conftest import ArchiveBuilder, http_response, shared_file, site_pages, warc_record
+from typer.testing import CliRunner
+
+from warcdeboil.api import Deboiler
+from warcdeboil.apply import Mode, OutputFormat
+from warcdeboil.cli import app
+from warcdeboil.compression import Codec
+from warcdeboil.content import KIND_ITEM, extract, load_model, split_blocks
+from warcdeboil.dom import analyse, plain_text
+from warcdeboil.errors import ConfigError
+from warcdeboil.language import detect
+from warcdeboil.pipeline import Options, clean
+
+ARTICLE = (
+    "<!DOCTYPE html><html lang='en-GB'><head><title>Storm closes the coast road</title>"
+    "<meta name='description' content='The coast road is shut after a storm.'>"
+    "<link rel='canonical' href='https://news.example/storm'></head><body>"
+    "<nav class='menu'><ul><li><a href='/'>Home</a></li><li><a href='/world'>World</a></li>"
+    "<li><a href='/sport'>Sport</a></li><li><a href='/weather'>Weather</a></li></ul></nav>"
+    "<ol class='breadcrumb'><li><a href='/'>Home</a></li><li><a href='/local'>Local</a></li></ol>"
+    "<main><h1>Storm closes the <em>coast</em> road</h1>"
+    "<p>Council workers closed the coast road on Tuesday morning after high waves threw rocks and "
+    "sand across both lanes near the harbour wall, the second closure this month.</p>"
+    "<p>Engineers will inspect the sea defences on Wednesday before deciding when traffic can "
+    "return. Buses are being diverted through the town centre in the meantime.</p>"
+    "<h2>What residents can do</h2><ul><li>Use the inland route through the town centre.</li>"
+    "<li>Check the council's website before travelling.</li></ul>"
+    "<table><tr><th>Day</th><th>Tide</th></tr><tr><td>Tuesday</td><td>5.1 m</td></tr></table>"
+    "<p>A spokesperson said the <strong>safety of drivers</strong> came first and thanked "
+    "residents for their patience while the work is done.</p></main>"
+    "<aside><h3>Most read</h3><ul><li><a href='/a'>Cat rescued from tree</a></li>"
+    "<li><a href='/b'>Bakery wins award</a></li><li><a href='/c'>New bus timetable</a></li>"
+    "</ul></aside><footer><a href='/privacy'>Privacy</a> <a href='/terms'>Terms</a></footer>"
+    "</body></html>"
+)
+
+
+def test_blocks_carry_kind_links_and_nesting() -> None:
+    page = analyse(ARTICLE, structure=True)
+    blocks = split_blocks(page.marked.decode())
+    by_text = {b.text: b for b in blocks}
+    assert by_text["Storm closes the coast road"].kind == 1
+    assert by_text["What residents can do"].kind == 2
+    assert by_text["Use the inland route through the town centre."].kind == KIND_ITEM
+    home = by_text["Home"]
+    assert home.link_chars == home.chars == 4
+    first = next(b for b in blocks if b.text.startswith("Council workers"))
+    assert first.link_chars == 0 and first.kind == 0
+    assert len(first.ancestors) < len(home.ancestors)  # nav > ul > li vs <main>'s paragraph
+    # Block text is the page's text: the same as template mode's lines.
+    assert "\n".join(b.text for b in blocks) == plain_text(page.marked.decode(), True)
+
+
+def test_a_single_page_gets_its_main_content() -> None:
+    page = analyse(ARTICLE, structure=True)
+    result = extract(page.marked.decode())
+    text = result.text
+    assert "Council workers closed the coast road" in text
+    assert "Engineers will inspect the sea defences" in text
+    assert "safety of drivers" in text
+    for junk in ("Cat rescued from tree", "Privacy", "Weather"):
+        assert junk not in text, junk
+    assert result.removed.get("link_dense_block", 0) >= 5
+
+
+def test_the_model_ships_with_the_package() -> None:
+    model = load_model()
+    assert 0.0 < model.threshold < 1.0
+    assert len(model.weights) == len(json.loads(
+        (Path(__file__).parent.parent / "warcdeboil" / "content_model.json").read_text()
+    )["features"])
+
+
+def _archive(tmp_path: Path, write_archive: ArchiveBuilder,
+             pages: list[tuple[str, str]]) -> Path:
+    records = [warc_record("response", url, http_response(html.encode()))
+               for url, html in pages]
+    return write_archive(tmp_path / "in.warc.gz", records, Codec.GZIP)
+
+
+def _jsonl(out: Path) -> dict[str, dict]:
+    pages = {}
+    for path in sorted(out.rglob("*.jsonl*")):
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            for line in fh:
+                obj = json.loads(line)
+                pages[obj["url"]] = obj
+    return pages
+
+
+def test_jsonl_page_attributes(tmp_path: Path, write_archive: ArchiveBuilder) -> None:
+    source = _archive(tmp_path, write_archive, [("https://news.example/storm", ARTICLE)])
+    clean([source], tmp_path / "out", Options(workers=1, format=OutputFormat.JSONL))
+    page = _jsonl(tmp_path / "out")["https://news.example/storm"]
+    assert page["title"] == "Storm closes the coast road"
+    assert page["description"] == "The coast road is shut after a storm."
+    assert page["canonical_url"] == "https://news.example/storm"
+    assert page["html_lang"] == "en" and page["language"] == "en"
+    assert page["breadcrumbs"] == ["Home", "Local"]
+    assert page["headings"][:2] == [
+        {"level": 1, "text": "Storm closes the coast road"},  # nested <em> included
+        {"level": 2, "text": "What residents can do"},
+    ]
+    assert ["Use the inland route through the town centre.",
+            "Check the council's website before travelling."] in page["lists"]
+    lines = page["text"].split("\n")
+    assert lines[0] == "Storm closes the coast road"  # one block per line
+    assert "Cat rescued from tree" not in page["text"]
+    assert page["removed"]["template_subtrees"] == 0  # one page: nothing learned
+    assert sum(page["removed"].values()) >= 5
+
+
+def test_markdown_format(tmp_path: Path, write_archive: ArchiveBuilder) -> None:
+    source = _archive(tmp_path, write_archive, [("https://news.example/storm", ARTICLE)])
+    # Template mode keeps every block (the model drops this page's small table): all of the
+    # structure is rendered.
+    clean([source], tmp_path / "out",
+          Options(workers=1, format=OutputFormat.MARKDOWN, mode=Mode.TEMPLATE))
+    [path] = sorted((tmp_path / "out").iterdir())
+    assert path.name == "in.md.jsonl.gz"
+    markdown = _jsonl(tmp_path / "out")["https://news.example/storm"]["markdown"]
+    assert "\n# Storm closes the *coast* road\n" in markdown
+    assert "\n## What residents can do\n" in markdown
+    assert "\n- Use the inland route through the town centre.\n" in markdown
+    assert "| Day | Tide |\n| --- | --- |\n| Tuesday | 5.1 m |" in markdown
+    assert "**safety of drivers**" in markdown
+
+
+def test_template_then_content_on_a_site(tmp_path: Path, write_archive: ArchiveBuilder) -> None:
+    source = _archive(tmp_path, write_archive, site_pages("blog.example", 6))
+    clean([source], tmp_path / "t", Options(workers=1, format=OutputFormat.JSONL,
+                                            mode=Mode.TEMPLATE))
+    clean([source], tmp_path / "c", Options(workers=1, format=OutputFormat.JSONL))
+    template, content = _jsonl(tmp_path / "t"), _jsonl(tmp_path / "c")
+    for url, page in content.items():
+        assert page["removed"]["template_subtrees"] > 0
+        assert "Second paragraph of story" in page["text"]
+        assert "All rights reserved" not in page["text"]
+        # Content is what template removal kept, less some blocks: never more.
+        assert set(page["text"].split("\n")) <= set(template[url]["text"].split("\n"))
+
+
+def test_content_mode_needs_a_text_format() -> None:
+    with pytest.raises(ConfigError, match="--mode content writes text"):
+        Options(format=OutputFormat.WARC, mode=Mode.CONTENT)
+    result = CliRunner().invoke(app, ["clean", "x.warc", "-o", "out", "--mode", "content"])
+    assert result.exit_code != 0
+    assert "--mode content writes text" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_api_content_mode() -> None:
+    pages = [("https://news.example/storm", ARTICLE)]
+    [page] = Deboiler(mode=Mode.CONTENT).fit_transform(pages)
+    assert "Council workers" in page.text and "Most read" not in page.text
+    [page] = Deboiler().fit_transform(pages)
+    assert "Most read" in page.text  # template mode: nothing learned from one page
+
+
+CHINESE = (
+    "<html><body><div class='nav'><a href='/'>首页</a> <a href='/n'>新闻</a>"
+    " <a href='/s'>体育</a> <a href='/e'>娱乐</a> <a href='/t'>科技</a></div>"
+    "<div class='article'><h1>城市公园改造完成</h1>"
+    "<p>经过一年的施工，市中心公园的改造工程于本周正式完成，新增了步行道、儿童游乐区和大片绿地，"
+    "预计每天将吸引数千名市民前来休闲。</p><p>市园林局负责人表示，公园在改造期间保留了原有的古树，"
+    "并增加了雨水收集系统，以减少夏季的用水量。</p></div>"
+    "<div class='links'><a href='/1'>更多新闻</a> <a href='/2'>联系我们</a></div></body></html>"
+)
+ARABIC = (
+    "<html dir='rtl' lang='ar'><body><nav><ul><li><a href='/'>الرئيسية</a></li>"
+    "<li><a href='/a'>أخبار</a></li><li><a href='/b'>رياضة</a></li><li><a href='/c'>اقتصاد</a></li>"
+    "<li><a href='/d'>ثقافة</a></li></ul></nav>"
+    "<article><p>افتتحت المدينة اليوم مكتبة عامة جديدة تضم أكثر من "
+    "عشرين ألف كتاب، وقاعات للقراءة والدراسة مفتوحة للجميع طوال أيام الأسبوع.</p>"
+    "<p>وقال مدير المكتبة إن الهدف هو تشجيع الشباب على القراءة وتوفير مكان هادئ للتعلم.</p>"
+    "</article></body></html>"
+)
+
+
+@pytest.mark.parametrize(("html", "kept", "dropped", "language"), [
+    (CHINESE, "经过一年的施工", "联系我们", "zh"),
+    (ARABIC, "افتتحت المدينة اليوم مكتبة عامة جديدة", "رياضة", "ar"),
+])
+def test_scripts_without_spaces_or_right_to_left(
+    html: str, kept: str, dropped: str, language: str
+) -> None:
+    text = extract(analyse(html, structure=True).marked.decode()).text
+    assert kept in text  # in logical order, untouched
+    assert dropped not in text
+    assert detect(text) == language
+
+
+@pytest.mark.parametrize(("text", "language"), [
+    ("O governo anunciou hoje que as escolas vão reabrir na próxima semana, mas com regras.", "pt"),
+    ("Правительство объявило, что школы откроются на следующей неделе, но с новыми правилами.",
+     "ru"),
+    ("政府は来週から学校を再開すると発表しましたが、新しい規則が適用されます。", "ja"),
+    ("정부는 다음 주에 학교가 다시 문을 열 것이라고 발표했습니다.", "ko"),
+    ("Le gouvernement a annoncé que les écoles rouvriront la semaine prochaine, avec des règles.",
+     "fr"),
+    ("ok", ""),
+])
+def test_language_detection(text: str, language: str) -> None:
+    assert detect(text) == language
+
+
+def test_real_non_english_pages(tmp_path: Path) -> None:
+    """Common Crawl pages in Chinese, Russian, Dutch, German… come out with text and language."""
+    source = shared_file("warcs", "chatnoir-eu__chatnoir-resiliparse__warcfile.warc.gz")
+    clean([source], tmp_path, Options(workers=1, format=OutputFormat.JSONL))
+    pages = _jsonl(tmp_path)
+    languages = [page["language"] for page in pages.values()]
+    assert languages.count("zh") >= 5 and "ru" in languages and "de" in languages
+    chinese = [p for p in pages.values() if p["language"] == "zh"]
+    assert sum(1 for p in chinese if len(p["text"]) >= 100) >= 5
