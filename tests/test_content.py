@@ -99,8 +99,10 @@ def _jsonl(out: Path) -> dict[str, dict]:
 
 def test_jsonl_page_attributes(tmp_path: Path, write_archive: ArchiveBuilder) -> None:
     source = _archive(tmp_path, write_archive, [("https://news.example/storm", ARTICLE)])
-    clean([source], tmp_path / "out", Options(workers=1, format=OutputFormat.JSONL))
+    summary = clean([source], tmp_path / "out", Options(workers=1, format=OutputFormat.JSONL))
     page = _jsonl(tmp_path / "out")["https://news.example/storm"]
+    blocks = sum(n for reason, n in page["removed"].items() if reason != "template_subtrees")
+    assert summary.to_dict()["removed_blocks"] == blocks >= 5
     assert page["title"] == "Storm closes the coast road"
     assert page["description"] == "The coast road is shut after a storm."
     assert page["canonical_url"] == "https://news.example/storm"

@@ -167,6 +167,7 @@ class RunSummary:
             "html_bytes_before": self.apply.html_bytes_before,
             "html_bytes_after": self.apply.html_bytes_after,
             "removed_subtrees": self.apply.removed_subtrees,
+            "removed_blocks": self.apply.removed_blocks,
             "problems": dict(sorted(total.problems.items())),
             "files": [t.to_dict() for t in files],
             "outputs": self.outputs,
