@@ -152,7 +152,7 @@ def _apply(
     if lookup is None and job.profiles_dir:
         store = ProfileReader(Path(job.profiles_dir), job.partitions)
         lookup = store.get
-    source, in_codec = open_archive(job.path)
+    source, in_codec = open_archive(job.path, random_access=job.spans is not None)
     try:
         with AtomicFile(Path(job.output)) as out:
             sink = _make_sink(job, out, in_codec, source)

@@ -97,11 +97,16 @@ class WarcRecord:
         return self.header_bytes() + self.block + b"\r\n\r\n"
 
 
-def open_archive(path: str | os.PathLike[str]) -> tuple[BinaryIO, Codec]:
-    """Open a local path or URL for reading and tell its codec from its first bytes."""
+def open_archive(
+    path: str | os.PathLike[str], *, random_access: bool = False
+) -> tuple[BinaryIO, Codec]:
+    """Open a local path or URL for reading and tell its codec from its first bytes.
+
+    ``random_access``: the file is read by offset, not streamed (for a URL: no read-ahead).
+    """
     name = os.fspath(path)
     if is_remote(name):
-        fh = open_remote(name)
+        fh = open_remote(name, random_access=random_access)
     else:
         try:
             fh = open(local_path(name), "rb")  # noqa: SIM115 - the caller closes it
@@ -134,7 +139,7 @@ def iter_records(
 def read_record_at(path: str | os.PathLike[str], offset: int, length: int) -> WarcRecord:
     """Read the one record stored at ``offset`` (``length`` bytes) of ``path``."""
     name = os.fspath(path)
-    fh, codec = open_archive(name)
+    fh, codec = open_archive(name, random_access=True)
     with fh:
         dictionary = _dictionary(fh, codec, name)
         record = _record_in(fh, codec, name, (offset, length), dictionary)
@@ -150,7 +155,7 @@ def iter_spans(path: str | os.PathLike[str], spans: Sequence[Span]) -> Iterator[
     range read (a remote file is never downloaded whole). Like :func:`iter_records`, damage
     comes out as a record with ``error`` set, and reading goes on with the next span."""
     name = os.fspath(path)
-    fh, codec = open_archive(name)
+    fh, codec = open_archive(name, random_access=True)
     with fh:
         try:
             dictionary = _dictionary(fh, codec, name)

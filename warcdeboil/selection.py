@@ -26,7 +26,6 @@ SelectedRecord(filename='a.warc.gz', offset=10, length=5, url='https://example.c
 from __future__ import annotations
 
 import gzip
-import io
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -100,7 +99,7 @@ class SiteFilter:
     def load(cls, location: str) -> SiteFilter:
         """Sites from a file (see :meth:`parse`)."""
         with _open_index(location) as fh:
-            return cls.parse(io.TextIOWrapper(fh, encoding="utf-8", errors="replace"))
+            return cls.parse(fh.read().decode("utf-8", "replace").splitlines())
 
     def keeps_url(self, url: str) -> bool:
         if not self.sites:
@@ -145,7 +144,15 @@ def _text_lines(fh: BinaryIO) -> Iterator[str]:
     """The lines of a text file, gzip-compressed or not."""
     head = fh.read(2)
     fh.seek(0)
-    stream: BinaryIO = gzip.GzipFile(fileobj=fh) if head == b"\x1f\x8b" else fh  # type: ignore[assignment]
+    if head == b"\x1f\x8b":
+        with gzip.GzipFile(fileobj=fh) as unpacked:
+            yield from _lines_of(unpacked)
+    else:
+        yield from _lines_of(fh)
+    yield ""
+
+
+def _lines_of(stream: Iterable[bytes]) -> Iterator[str]:
     try:
         for raw in stream:
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
@@ -153,7 +160,6 @@ def _text_lines(fh: BinaryIO) -> Iterator[str]:
                 yield line
     except (OSError, EOFError) as exc:
         raise ConfigError(f"the index is damaged ({exc})") from exc
-    yield ""
 
 
 def parse_cdxj(line: str) -> SelectedRecord | None:

@@ -167,7 +167,7 @@ def add_stats(a: FitStats, b: FitStats) -> FitStats:
 
 def _codec_of(location: str) -> Codec:
     try:
-        fh, codec = open_archive(location)
+        fh, codec = open_archive(location, random_access=True)  # 8 bytes, not a block
     except InputError:
         return Codec.NONE  # reading it will say why
     fh.close()
