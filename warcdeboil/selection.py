@@ -16,8 +16,8 @@ A :class:`SiteFilter` keeps the records of some sites only (host without ``www.`
 domain). The result, a :data:`Selection`, maps each WARC file (as the index names it) to the
 spans of its chosen records in file order.
 
->>> SiteFilter.parse(["# news", "www.Example.com", "bbc.co.uk"]).sites
-frozenset({'bbc.co.uk', 'example.com'})
+>>> sorted(SiteFilter.parse(["# news", "www.Example.com", "bbc.co.uk"]).sites)
+['bbc.co.uk', 'example.com']
 >>> line = 'com,example)/a 20240101000000 {"url": "https://example.com/a", "filename": "a.warc.gz", "offset": "10", "length": "5"}'
 >>> parse_cdxj(line)
 SelectedRecord(filename='a.warc.gz', offset=10, length=5, url='https://example.com/a')

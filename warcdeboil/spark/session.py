@@ -63,8 +63,9 @@ def build_session(master: str | None, conf: Mapping[str, str]) -> Any:
     if active is not None and master is None and not conf:
         return active
     settings = dict(DEFAULT_CONF)
-    local = master is None or master.startswith("local")
-    if local:
+    # Without a master (spark-submit, or a machine whose spark-defaults.conf names one) the
+    # cluster's configuration rules: only an explicit local master gets this machine's settings.
+    if master is not None and master.startswith("local"):
         settings.update(LOCAL_CONF)
         # Python workers run this interpreter (where warcdeboil is installed), not the first
         # python3 on PATH. Spark reads only the environment for this (spark-submit sets it
