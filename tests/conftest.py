@@ -159,3 +159,19 @@ def synthetic_crawl() -> list[tuple[list[tuple[str, str]], bytes]]:
             records.append(warc_record("metadata", url, b"via: test\r\n",
                                        content_type="application/warc-fields"))
     return records
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One SparkSession on a local[2] master for the whole test session."""
+    pytest.importorskip("pyspark", reason="the Spark engine's tests need pip install '.[spark]'")
+    from warcdeboil.spark.session import build_session
+
+    session = build_session("local[2]", {
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.default.parallelism": "4",
+        "spark.driver.memory": "2g",
+    })
+    yield session
+    session.stop()

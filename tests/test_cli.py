@@ -128,3 +128,42 @@ def test_eval_scores_the_fixture_crawl_against_its_content(tmp_path: Path) -> No
     assert report["overall"]["recall"] == 1.0
     # Per-page "Related" lists are not template, so precision is high but not perfect.
     assert 0.8 < report["overall"]["precision"] < 1.0
+
+
+def test_engine_spark_without_spark_is_one_line_with_the_install_hint(
+    crawl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # what `import pyspark` sees when absent
+    result = runner.invoke(app, ["clean", str(crawl), "-o", str(tmp_path / "out"),
+                                 "--engine", "spark"])
+    assert result.exit_code == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "pip install 'warcdeboil[spark]'" in result.stderr
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["--select-index", "index.cdxj"],  # index selection runs on Spark
+    ["--sites", "sites.txt"],  # sites choose from an index
+    ["--spark-master", "local[2]"],  # a Spark option on the local engine
+    ["--engine", "spark", "--resume"],  # a Spark run keeps no work directory
+])
+def test_engine_options_that_do_not_fit_are_usage_errors(crawl: Path, tmp_path: Path,
+                                                         args: list[str]) -> None:
+    result = runner.invoke(app, ["clean", str(crawl), "-o", str(tmp_path / "out"), *args])
+    assert result.exit_code == 2, result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_urls_need_the_spark_engine(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["clean", "s3a://bucket/crawl/", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1
+    assert "URLs are read by --engine spark" in result.stderr
+
+
+def test_file_urls_are_local_paths(crawl: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["clean", f"file://{crawl}", "-o", str(tmp_path / "out"),
+                                 "-j", "1", "-q"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "a.warc.gz").exists()

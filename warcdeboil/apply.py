@@ -3,6 +3,10 @@
 One output file per input, records in the input's order. ``warc`` carries every record; records
 that are not cleaned HTML pages keep their bytes (copied compressed when the codec is unchanged).
 ``text`` writes one WET-style ``conversion`` record per page; ``jsonl`` one object per page.
+
+:func:`apply_file` serves both engines: profiles come from a lookup function (the local engine's
+SQLite store, or the Spark engine's profiles of the sites a file holds), and pages come from pass
+1's page store when there is one, else from parsing the records again (same result, byte for byte).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import logging
 import os
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -23,12 +27,13 @@ from .compression import Codec
 from .content import KIND_ITEM, Block, Extraction, extract, split_blocks
 from .dom import CleanText, analyse, clean_html, plain_text, remove_template
 from .errors import ConfigError, InputError, RecordError
+from .fit import SiteProfile
 from .language import detect, primary_subtag
 from .markdown import render
 from .pages import HtmlPage, PageLimits, html_page
 from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
-from .reader import WarcRecord, iter_records, open_archive
+from .reader import Span, WarcRecord, iter_selected, open_archive
 from .recompress import repaired_record
 from .scan import record_problem
 from .sitekey import SiteKeyer, SiteKeyMode
@@ -36,7 +41,7 @@ from .tally import Tally
 from .writer import AtomicFile, WarcWriter, rebuild_record, sha1_digest
 from .zstdio import train_dictionary
 
-__all__ = ["ApplyJob", "OutputFormat", "apply_file"]
+__all__ = ["ApplyJob", "OutputFormat", "ProfileLookup", "apply_file"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +61,10 @@ _STALE_HTTP_HEADERS = {
     "transfer-encoding": "X-Crawler-Transfer-Encoding",
     "content-length": "X-Crawler-Content-Length",
 }
+
+
+ProfileLookup = Callable[[str], "SiteProfile | None"]
+"""``lookup(site)``: the profile learned for a site, or None."""
 
 
 class OutputFormat(str, enum.Enum):
@@ -101,18 +110,28 @@ class ApplyJob:
     zstd_dictionary: bool = False  # train a zstd dictionary on this file's own records
     fail_fast: bool = False  # --on-error fail
     mode: Mode = Mode.TEMPLATE
+    spans: Sequence[Span] | None = None  # only the records at these (offset, length); None: all
+    problems_logged: bool = False  # pass 1 read the same records and logged their problems
 
     @property
     def structure(self) -> bool:
         return needs_structure(self.format, self.mode)
 
 
-def apply_file(job: ApplyJob, progress: Callable[[int], None] | None = None) -> Tally:
+def apply_file(
+    job: ApplyJob,
+    progress: Callable[[int], None] | None = None,
+    *,
+    profiles: ProfileLookup | None = None,
+) -> Tally:
     """Clean one archive into ``job.output`` (atomically). An input that cannot be read at all
-    is counted as a problem and gets no output; the run goes on."""
+    is counted as a problem and gets no output; the run goes on.
+
+    Profiles come from ``profiles`` when given, else from the store in ``job.profiles_dir``.
+    """
     tally = Tally(job.path, job.output)
     try:
-        _apply(job, tally, progress)
+        _apply(job, tally, progress, profiles)
     except InputError as exc:
         if job.fail_fast:
             raise
@@ -124,47 +143,51 @@ def apply_file(job: ApplyJob, progress: Callable[[int], None] | None = None) -> 
     return tally
 
 
-def _apply(job: ApplyJob, tally: Tally, progress: Callable[[int], None] | None) -> None:
+def _apply(
+    job: ApplyJob, tally: Tally, progress: Callable[[int], None] | None,
+    lookup: ProfileLookup | None,
+) -> None:
     keyer = SiteKeyer(job.site_key)
-    profiles = (
-        ProfileReader(Path(job.profiles_dir), job.partitions) if job.profiles_dir else None
-    )
-    source, in_codec = open_archive(job.path)
+    store = None
+    if lookup is None and job.profiles_dir:
+        store = ProfileReader(Path(job.profiles_dir), job.partitions)
+        lookup = store.get
+    source, in_codec = open_archive(job.path, random_access=job.spans is not None)
     try:
         with AtomicFile(Path(job.output)) as out:
             sink = _make_sink(job, out, in_codec, source)
             if job.page_store is not None and job.format is not OutputFormat.WARC:
                 # Text outputs need only what pass 1 stored: the archive is not read again.
                 for entry in iter_page_store(Path(job.page_store)):
-                    _emit(entry, None, None, keyer, profiles, sink, tally, job.mode)
+                    _emit(entry, None, None, keyer, lookup, sink, tally, job.mode)
                     if progress is not None and tally.cleaned % PROGRESS_EVERY == 0:
                         progress(PROGRESS_EVERY)
             else:
-                _apply_records(job, keyer, profiles, sink, tally, progress)
+                _apply_records(job, keyer, lookup, sink, tally, progress)
             sink.close()
     finally:
         source.close()
-        if profiles is not None:
-            profiles.close()
+        if store is not None:
+            store.close()
 
 
 def _apply_records(
     job: ApplyJob,
     keyer: SiteKeyer,
-    profiles: ProfileReader | None,
+    lookup: ProfileLookup | None,
     sink: _Sink,
     tally: Tally,
     progress: Callable[[int], None] | None,
 ) -> None:
     stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
     pending: PageEntry | None = next(stored, None) if stored is not None else None
-    for ordinal, record in enumerate(iter_records(job.path)):
+    seen = stored is not None or job.problems_logged
+    for ordinal, record in enumerate(iter_selected(job.path, job.spans)):
         tally.records += 1
         if progress is not None and tally.records % PROGRESS_EVERY == 0:
             progress(PROGRESS_EVERY)
         if record.error is not None:
-            record_problem(tally, job.path, record, record.error, job.fail_fast,
-                           seen=stored is not None)
+            record_problem(tally, job.path, record, record.error, job.fail_fast, seen=seen)
             if record.headers:
                 tally.carried += 1
                 sink.repaired(record)
@@ -174,8 +197,7 @@ def _apply_records(
         try:
             page = html_page(record, job.limits)
         except RecordError as exc:
-            record_problem(tally, job.path, record, exc.reason, job.fail_fast,
-                           seen=stored is not None)
+            record_problem(tally, job.path, record, exc.reason, job.fail_fast, seen=seen)
             page = None
         if page is None:
             tally.carried += 1
@@ -191,7 +213,7 @@ def _apply_records(
                 record.get("WARC-Date") or "", page.charset, len(page.body),
                 analyse(page.markup, structure=job.structure),
             )
-        _emit(entry, record, page, keyer, profiles, sink, tally, job.mode)
+        _emit(entry, record, page, keyer, lookup, sink, tally, job.mode)
 
 
 def _emit(
@@ -199,13 +221,13 @@ def _emit(
     record: WarcRecord | None,
     page: HtmlPage | None,
     keyer: SiteKeyer,
-    profiles: ProfileReader | None,
+    lookup: ProfileLookup | None,
     sink: _Sink,
     tally: Tally,
     mode: Mode,
 ) -> None:
     site = keyer(entry.url)
-    profile = profiles.get(site) if profiles is not None and site else None
+    profile = lookup(site) if lookup is not None and site else None
     template = profile.hashes if profile is not None else frozenset()
     marked_bytes, html_bytes, removed = remove_template(entry.page, template)
     marked = marked_bytes.decode("utf-8", "surrogatepass")
@@ -266,7 +288,7 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
     if job.zstd_dictionary and job.codec is Codec.ZSTD and job.format in (
         OutputFormat.WARC, OutputFormat.TEXT,
     ):
-        dictionary = _train_on(job.path)
+        dictionary = _train_on(job.path, job.spans)
     if job.format is OutputFormat.WARC:
         return _WarcSink(out, job.codec, in_codec, source, dictionary)
     if job.format is OutputFormat.TEXT:
@@ -444,12 +466,12 @@ def _lists(blocks: list[Block]) -> list[list[str]]:
     return lists
 
 
-def _train_on(path: str) -> bytes | None:
+def _train_on(path: str, spans: Sequence[Span] | None) -> bytes | None:
     """A zstd dictionary trained on the first records of ``path`` (None when too few)."""
     samples: list[bytes] = []
     size = 0
     try:
-        for record in iter_records(path):
+        for record in iter_selected(path, spans):
             sample = record.to_bytes()
             samples.append(sample)
             size += len(sample)

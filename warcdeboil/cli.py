@@ -6,6 +6,7 @@ status 1 (2 for usage), no traceback unless ``-v``.
 
 from __future__ import annotations
 
+import enum
 import json
 import logging
 import sys
@@ -29,6 +30,11 @@ app = typer.Typer(
 
 Inputs = Annotated[
     list[Path], typer.Argument(help="WARC/ARC files, or directories searched recursively.")
+]
+Locations = Annotated[
+    list[str],
+    typer.Argument(help="WARC/ARC files, or directories searched recursively: local paths, "
+                   "file:// URLs, or (with --engine spark and fsspec) s3://, s3a://, gs://…"),
 ]
 Workers = Annotated[
     int, typer.Option("--workers", "-j", help="Worker processes (0: all cores).", min=0)
@@ -80,6 +86,13 @@ MaxPageDepth = Annotated[
 RunSize = Annotated[
     int, typer.Option("--run-size", min=1, help="MiB of index entries per sorted run.")
 ]
+
+
+class Engine(str, enum.Enum):
+    """Where the job runs."""
+
+    LOCAL = "local"
+    SPARK = "spark"
 
 
 def _options(**kwargs: Any) -> Any:
@@ -213,8 +226,10 @@ def _tally_summary(inputs: int, tallies: list[Any]) -> dict[str, Any]:
 
 @app.command()
 def clean(
-    inputs: Inputs,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Output directory.")],
+    inputs: Locations,
+    output: Annotated[
+        str, typer.Option("--output", "-o", help="Output directory (a path or, on Spark, a URL).")
+    ],
     fmt: Format = OutputFormat.WARC,
     mode: ModeOption = None,
     compress: Compress = "auto",
@@ -242,6 +257,27 @@ def clean(
     json_summary: Annotated[
         bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
     ] = False,
+    engine: Annotated[
+        Engine, typer.Option("--engine", help="local: processes on this machine; spark: an "
+                             "Apache Spark cluster (pip install 'warcdeboil[spark]').")
+    ] = Engine.LOCAL,
+    spark_master: Annotated[
+        str | None, typer.Option("--spark-master", help="Spark master URL, e.g. 'local[2]' or "
+                                 "yarn (default: Spark's configuration).")
+    ] = None,
+    spark_conf: Annotated[
+        list[str] | None, typer.Option("--spark-conf", help="A Spark setting KEY=VALUE "
+                                       "(repeatable).")
+    ] = None,
+    select_index: Annotated[
+        str | None, typer.Option("--select-index", help="Clean only the records this index "
+                                 "names (CDX, CDXJ, or Common Crawl's Parquet index); INPUT is "
+                                 "the directory or URL its file names are relative to.")
+    ] = None,
+    sites: Annotated[
+        str | None, typer.Option("--sites", help="With --select-index: a file of hosts or "
+                                 "registered domains, one a line; only their records.")
+    ] = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -254,6 +290,14 @@ def clean(
     from .pipeline import clean as run_clean
 
     _setup_logging(verbose, quiet)
+    if engine is Engine.SPARK:
+        _spark_ready(resume, work_dir, keep_work_dir)
+    elif spark_master or spark_conf:
+        raise typer.BadParameter("applies to --engine spark only", param_hint="--spark-master")
+    if sites and not select_index:
+        raise typer.BadParameter("needs --select-index", param_hint="--sites")
+    if select_index and engine is not Engine.SPARK:
+        raise typer.BadParameter("needs --engine spark", param_hint="--select-index")
     try:
         options = _options(
             format=fmt, mode=mode, compress=compress, workers=workers, site_key=site_key,
@@ -262,10 +306,15 @@ def clean(
             limits=PageLimits(max_page_mb << 20, max_page_tags, max_page_depth),
         )
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
-            summary = run_clean(
-                inputs, output, options, work_dir=work_dir, keep_work_dir=keep_work_dir,
-                resume=resume, progress=bars,
-            )
+            if engine is Engine.SPARK:
+                summary = _run_spark(inputs, output, options, spark_master, spark_conf or [],
+                                     select_index, sites, bars)
+            else:
+                summary = run_clean(
+                    [_local(location) for location in inputs], output, options,
+                    work_dir=work_dir, keep_work_dir=keep_work_dir, resume=resume,
+                    progress=bars,
+                )
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return
@@ -275,6 +324,47 @@ def clean(
     _print_summary(data, quiet or json_summary)
     if data["problems"]:
         raise typer.Exit(3)
+
+
+def _spark_ready(resume: bool, work_dir: Path | None, keep_work_dir: bool) -> None:
+    """Usage errors of --engine spark, and Spark itself missing: one line, exit status 2."""
+    from .errors import ConfigError
+    from .spark.session import require_pyspark
+
+    if resume or work_dir is not None or keep_work_dir:
+        raise typer.BadParameter(
+            "--resume, --work-dir and --keep-work-dir are for --engine local: a Spark run "
+            "keeps its index and profiles on the cluster", param_hint="--engine spark",
+        )
+    try:
+        require_pyspark()
+    except ConfigError as exc:
+        typer.echo(f"warcdeboil: error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _local(location: str) -> str:
+    from .errors import ConfigError
+    from .remote import is_remote, local_path
+
+    if is_remote(location):
+        raise ConfigError(f"{location}: URLs are read by --engine spark")
+    return local_path(location)
+
+
+def _run_spark(
+    inputs: list[str], output: str, options: Any, master: str | None, conf: list[str],
+    select_index: str | None, sites: str | None, bars: Any,
+) -> Any:
+    from .selection import SiteFilter
+    from .spark import run_spark
+    from .spark.session import parse_conf
+
+    select = None
+    if select_index:
+        select = (select_index, SiteFilter.load(sites) if sites else SiteFilter())
+    return run_spark(inputs, output, options, master=master, conf=parse_conf(conf),
+                     select=select, progress=bars)
 
 
 @app.command()

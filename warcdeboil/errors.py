@@ -8,7 +8,8 @@ Every error the library raises on purpose derives from one root::
     │   └── RandomAccessError  records cannot be read by offset (e.g. one gzip stream for the file)
     ├── RecordError           one record is malformed; the run goes on with the next one
     │   └── PayloadError      the HTTP payload cannot be decoded (chunking, gzip, brotli, limits)
-    └── WorkDirError          the work directory holds an index or profiles we cannot use
+    ├── WorkDirError          the work directory holds an index or profiles we cannot use
+    └── JobError              a distributed (Spark) job failed; the message names the cause
 
 Messages are one line, say which file and offset, and where possible what to do.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "InputError",
+    "JobError",
     "PayloadError",
     "RandomAccessError",
     "RecordError",
@@ -61,3 +63,7 @@ class PayloadError(RecordError):
 
 class WorkDirError(WarcDeboilError):
     """The work directory holds data we cannot use."""
+
+
+class JobError(WarcDeboilError):
+    """A distributed job failed (a task kept failing, or the cluster went away)."""

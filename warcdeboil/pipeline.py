@@ -29,7 +29,8 @@ from .index import DEFAULT_RUN_BYTES, iter_partition
 from .pages import PageLimits
 from .pagestore import page_store_path
 from .profiles import ProfileWriter, profile_path
-from .scan import ScanJob, scan_file
+from .remote import ARCHIVE_SUFFIXES
+from .scan import ScanJob, ScanSpec, scan_file
 from .sitekey import SiteKeyMode
 from .tally import Tally
 
@@ -43,12 +44,12 @@ __all__ = [
     "clean",
     "discover_inputs",
     "fit_profiles",
+    "output_name",
     "output_path",
 ]
 
 log = logging.getLogger(__name__)
 
-ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".warc.zst", ".arc", ".arc.gz")
 # Index partitions: a fixed number, so the layout (and every result) is the same for any
 # number of workers; enough to keep 2-64 cores busy in the fit.
 DEFAULT_PARTITIONS = 64
@@ -221,7 +222,18 @@ def input_codec(path: Path) -> Codec:
 
 def output_path(out_dir: Path, rel: Path, fmt: OutputFormat, codec: Codec) -> Path:
     """Where the output of one input goes: same base name, the format's suffix."""
-    base = _strip_archive_suffix(rel.name)
+    return out_dir / output_name(rel.as_posix(), fmt, codec)
+
+
+def output_name(rel: str, fmt: OutputFormat, codec: Codec) -> str:
+    """The output's name relative to the output directory (POSIX), for an input whose name
+    relative to its input directory is ``rel``.
+
+    >>> output_name("2024/a.warc.gz", OutputFormat.TEXT, Codec.GZIP)
+    '2024/a.warc.wet.gz'
+    """
+    parent, _, name = rel.rpartition("/")
+    base = _strip_archive_suffix(name)
     suffix = {
         OutputFormat.WARC: ".warc",
         OutputFormat.TEXT: ".warc.wet",
@@ -230,7 +242,8 @@ def output_path(out_dir: Path, rel: Path, fmt: OutputFormat, codec: Codec) -> Pa
     }[fmt]
     if codec is Codec.ZSTD and fmt in (OutputFormat.JSONL, OutputFormat.MARKDOWN):
         codec = Codec.GZIP  # JSONL is one gzip stream; zstd is for WARC records
-    return out_dir / rel.parent / f"{base}{suffix}{codec.suffix}"
+    output = f"{base}{suffix}{codec.suffix}"
+    return f"{parent}/{output}" if parent else output
 
 
 # -- running jobs ---------------------------------------------------------------------------
@@ -329,9 +342,12 @@ def build_index(
         shutil.rmtree(pages_dir)
     (work_dir / "index.json").unlink(missing_ok=True)
     jobs = [
-        ScanJob(str(path), i, str(index_dir), str(page_store_path(pages_dir, i)),
-                options.partitions, options.run_bytes, options.site_key, options.limits,
-                options.fail_fast, options.structure)
+        ScanJob(
+            ScanSpec(str(path), i, options.site_key, options.limits, options.fail_fast,
+                     options.structure),
+            str(index_dir), str(page_store_path(pages_dir, i)), options.partitions,
+            options.run_bytes,
+        )
         for i, path in enumerate(inputs)
     ]
 

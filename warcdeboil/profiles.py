@@ -16,7 +16,7 @@ from .errors import WorkDirError
 from .fit import SiteProfile
 from .index import partition_of
 
-__all__ = ["ProfileReader", "ProfileWriter", "profile_path"]
+__all__ = ["ProfileReader", "ProfileWriter", "decode_hashes", "encode_hashes", "profile_path"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS profiles (
@@ -26,6 +26,15 @@ CREATE TABLE IF NOT EXISTS profiles (
     hashes BLOB NOT NULL
 )
 """
+
+
+def encode_hashes(hashes: frozenset[int]) -> bytes:
+    """A profile's hashes as stored: sorted 64-bit little-endian integers."""
+    return array("Q", sorted(hashes)).tobytes()
+
+
+def decode_hashes(blob: bytes) -> frozenset[int]:
+    return frozenset(array("Q", blob))
 
 
 def profile_path(directory: Path, partition: int) -> Path:
@@ -46,7 +55,7 @@ class ProfileWriter:
         self._db.execute(_SCHEMA)
 
     def add(self, profile: SiteProfile) -> None:
-        blob = array("Q", sorted(profile.hashes)).tobytes()
+        blob = encode_hashes(profile.hashes)
         self._db.execute(
             "INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?)",
             (profile.site, profile.pages, profile.pairs, blob),
@@ -111,7 +120,7 @@ class ProfileReader:
         if row is None:
             return None
         pages, pairs, blob = row
-        return SiteProfile(site, pages, pairs, frozenset(array("Q", blob)))
+        return SiteProfile(site, pages, pairs, decode_hashes(blob))
 
     def close(self) -> None:
         for db in self._dbs.values():

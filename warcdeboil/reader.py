@@ -4,22 +4,37 @@
 WARC header fields in their original order and its block as stored, so a record that warcdeboil
 does not change is written back byte for byte. For compressed files a record's ``offset`` and
 ``length`` are those of its gzip member(s) or zstd frame(s): exactly what
-:func:`read_record_at` seeks back to.
+:func:`read_record_at` seeks back to, and what :func:`iter_spans` reads when only some records
+of a file are wanted (records chosen from an index). A location may be a local path, a
+``file://`` URL, or any URL fsspec knows (see :mod:`warcdeboil.remote`).
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from .compression import Codec, Kind, Segment, detect_codec, iter_segments
 from .errors import InputError, RandomAccessError, RecordError
 from .fields import parse_fields
+from .remote import is_remote, local_path, open_remote
 
-__all__ = ["WarcRecord", "iter_records", "open_archive", "read_record_at"]
+__all__ = [
+    "Span",
+    "WarcRecord",
+    "iter_records",
+    "iter_selected",
+    "iter_spans",
+    "open_archive",
+    "read_record_at",
+]
+
+Span = tuple[int, int]
+"""Where one record is stored in its file: (offset, length)."""
 
 log = logging.getLogger(__name__)
 
@@ -82,14 +97,27 @@ class WarcRecord:
         return self.header_bytes() + self.block + b"\r\n\r\n"
 
 
-def open_archive(path: str | os.PathLike[str]) -> tuple[BinaryIO, Codec]:
-    """Open ``path`` for reading and tell its codec from its first bytes."""
+def open_archive(
+    path: str | os.PathLike[str], *, random_access: bool = False
+) -> tuple[BinaryIO, Codec]:
+    """Open a local path or URL for reading and tell its codec from its first bytes.
+
+    ``random_access``: the file is read by offset, not streamed (for a URL: no read-ahead).
+    """
+    name = os.fspath(path)
+    if is_remote(name):
+        fh = open_remote(name, random_access=random_access)
+    else:
+        try:
+            fh = open(local_path(name), "rb")  # noqa: SIM115 - the caller closes it
+        except OSError as exc:
+            raise InputError(f"{name}: cannot open ({exc.strerror})") from exc
     try:
-        fh = open(path, "rb")  # noqa: SIM115 - the caller closes it
+        head = fh.read(8)
+        fh.seek(0)
     except OSError as exc:
-        raise InputError(f"{os.fspath(path)}: cannot open ({exc.strerror})") from exc
-    head = fh.read(8)
-    fh.seek(0)
+        fh.close()
+        raise InputError(f"{name}: cannot read ({exc})") from exc
     return fh, detect_codec(head)
 
 
@@ -111,30 +139,83 @@ def iter_records(
 def read_record_at(path: str | os.PathLike[str], offset: int, length: int) -> WarcRecord:
     """Read the one record stored at ``offset`` (``length`` bytes) of ``path``."""
     name = os.fspath(path)
-    fh, codec = open_archive(name)
+    fh, codec = open_archive(name, random_access=True)
     with fh:
-        fh.seek(offset)
-        raw = fh.read(length)
+        dictionary = _dictionary(fh, codec, name)
+        record = _record_in(fh, codec, name, (offset, length), dictionary)
+    if record is None:
+        raise RandomAccessError(f"{name}@{offset}: no record at this offset")
+    if record.error is not None:
+        raise RecordError(record.error, path=name, offset=offset)
+    return record
+
+
+def iter_spans(path: str | os.PathLike[str], spans: Sequence[Span]) -> Iterator[WarcRecord]:
+    """The records stored at ``spans`` of one file, in the order given, each read with one
+    range read (a remote file is never downloaded whole). Like :func:`iter_records`, damage
+    comes out as a record with ``error`` set, and reading goes on with the next span."""
+    name = os.fspath(path)
+    fh, codec = open_archive(name, random_access=True)
+    with fh:
+        try:
+            dictionary = _dictionary(fh, codec, name)
+        except RecordError as exc:
+            for offset, length in spans:
+                yield _damaged(offset, length, exc.reason)
+            return
+        for span in spans:
+            try:
+                record = _record_in(fh, codec, name, span, dictionary)
+            except RecordError as exc:
+                record = _damaged(span[0], span[1], exc.reason)
+            if record is None:
+                record = _damaged(span[0], span[1], "no record at this offset")
+            yield record
+
+
+def iter_selected(
+    path: str | os.PathLike[str], spans: Sequence[Span] | None = None
+) -> Iterator[WarcRecord]:
+    """Every record of ``path`` (``spans`` None), or only those at ``spans``."""
+    return iter_records(path) if spans is None else iter_spans(path, spans)
+
+
+def _dictionary(fh: BinaryIO, codec: Codec, name: str) -> bytes | None:
+    if codec is not Codec.ZSTD:
+        return None
+    from .zstdio import read_dictionary
+
+    try:
+        return read_dictionary(fh)
+    except RecordError as exc:
+        raise RecordError(exc.reason, path=name, offset=0) from exc
+
+
+def _record_in(
+    fh: BinaryIO, codec: Codec, name: str, span: Span, dictionary: bytes | None
+) -> WarcRecord | None:
+    """The first record parsed from the bytes at ``span`` (error set when it is damaged)."""
+    offset, length = span
+    segments: list[Segment]
     if codec is Codec.ZSTD:
-        from .zstdio import decompress_range, read_dictionary
+        from .zstdio import decompress_range
 
-        with open(name, "rb") as dfh:
-            dictionary = read_dictionary(dfh)
-            data = decompress_range(dfh, offset, length, dictionary, path=name)
-        segments: list[Segment] = [Segment(offset, offset + length, data, Kind.START)]
+        data = decompress_range(fh, offset, length, dictionary, path=name)
+        segments = [Segment(offset, offset + length, data, Kind.START)]
     else:
-        import io
-
+        try:
+            fh.seek(offset)
+            raw = fh.read(length)
+        except OSError as exc:
+            raise RecordError(f"cannot read ({exc})", path=name, offset=offset) from exc
         segments = [
             Segment(s.offset + offset, s.end + offset if s.end >= 0 else -1, s.data, s.kind,
                     s.damage)
             for s in iter_segments(io.BytesIO(raw), codec, path=name)
         ]
     for record in _RecordParser(iter(segments), codec, name, DEFAULT_MAX_RECORD_BYTES):
-        if record.error is not None:
-            raise RecordError(record.error, path=name, offset=offset)
         return record
-    raise RandomAccessError(f"{name}@{offset}: no record at this offset")
+    return None
 
 
 class _RecordParser:

@@ -1,9 +1,15 @@
-"""Pass 1: stream one archive, parse each HTML page once, write its index and page-store entries."""
+"""Pass 1: stream one archive, parse each HTML page once, and say what the fit and pass 2 need.
+
+:func:`scan_pages` is the scan itself, shared by both engines: it yields one :class:`ScannedPage`
+per HTML page (its page-store entry and its index entry) and counts every record in a tally. The
+local engine's :func:`scan_file` writes those to sorted index runs and a page store; the Spark
+engine turns them into rows of a distributed dataset.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,11 +18,11 @@ from .errors import InputError, RecordError
 from .index import IndexEntry, RunWriter
 from .pages import PageLimits, html_page
 from .pagestore import PageEntry, PageStoreWriter
-from .reader import WarcRecord, iter_records
+from .reader import Span, WarcRecord, iter_selected
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 from .tally import Tally
 
-__all__ = ["ScanJob", "scan_file"]
+__all__ = ["ScanJob", "ScanSpec", "ScannedPage", "scan_file", "scan_pages"]
 
 log = logging.getLogger(__name__)
 
@@ -28,19 +34,35 @@ UNADDRESSABLE = (
 
 
 @dataclass(frozen=True, slots=True)
-class ScanJob:
-    """Everything a worker needs to scan one file (picklable)."""
+class ScanSpec:
+    """What to scan and how, whatever the engine (picklable)."""
 
-    path: str
+    path: str  # a local path or URL (see warcdeboil.remote)
     file_id: int
-    index_dir: str
-    page_store: str
-    partitions: int
-    run_bytes: int
     site_key: SiteKeyMode
     limits: PageLimits
     fail_fast: bool = False  # --on-error fail: the first bad record stops the run
     structure: bool = False  # analyse pages with structure marks (content mode, JSONL, Markdown)
+    spans: Sequence[Span] | None = None  # only the records at these (offset, length); None: all
+
+
+@dataclass(frozen=True, slots=True)
+class ScanJob:
+    """Everything a local worker needs to scan one file: the spec and where its results go."""
+
+    spec: ScanSpec
+    index_dir: str
+    page_store: str
+    partitions: int
+    run_bytes: int
+
+
+@dataclass(slots=True)
+class ScannedPage:
+    """One HTML page as pass 1 saw it."""
+
+    entry: PageEntry  # what pass 2 needs (the local engine stores it)
+    index: IndexEntry | None  # what the fit needs; None when the URL names no site
 
 
 def record_problem(
@@ -55,58 +77,72 @@ def record_problem(
         log.warning("%s@%d: %s", path, record.offset, reason)
 
 
-def scan_file(job: ScanJob, progress: Callable[[int], None] | None = None) -> Tally:
-    """Index every HTML page of one archive. Bad records are counted (or, with ``fail_fast``,
-    raised); an input that cannot be read at all is counted as one problem of the input."""
-    tally = Tally(job.path)
-    keyer = SiteKeyer(job.site_key)
-    runs = RunWriter(Path(job.index_dir), job.file_id, job.partitions, job.run_bytes)
+def scan_pages(
+    spec: ScanSpec, tally: Tally, progress: Callable[[int], None] | None = None
+) -> Iterator[ScannedPage]:
+    """Parse every HTML page of one archive once; count every record in ``tally``.
+
+    Bad records are counted (or, with ``fail_fast``, raised); an input that cannot be read at
+    all is counted as one problem of the input, and the pages read before it stay valid.
+    """
+    keyer = SiteKeyer(spec.site_key)
     unaddressable = 0
     try:
-        with PageStoreWriter(Path(job.page_store)) as store:
-            for ordinal, record in enumerate(iter_records(job.path)):
-                tally.records += 1
-                if progress is not None and tally.records % PROGRESS_EVERY == 0:
-                    progress(PROGRESS_EVERY)
-                if record.error is not None:
-                    record_problem(tally, job.path, record, record.error, job.fail_fast)
-                    if not record.headers:
-                        tally.skipped += 1
-                        continue
-                if not record.addressable and not record.error:
-                    unaddressable += 1
-                try:
-                    page = None if record.error else html_page(record, job.limits)
-                except RecordError as exc:
-                    record_problem(tally, job.path, record, exc.reason, job.fail_fast)
-                    page = None
-                if page is None:
-                    tally.carried += 1
+        for ordinal, record in enumerate(iter_selected(spec.path, spec.spans)):
+            tally.records += 1
+            if progress is not None and tally.records % PROGRESS_EVERY == 0:
+                progress(PROGRESS_EVERY)
+            if record.error is not None:
+                record_problem(tally, spec.path, record, record.error, spec.fail_fast)
+                if not record.headers:
+                    tally.skipped += 1
                     continue
-                tally.cleaned += 1
-                text = analyse(page.markup, structure=job.structure)
-                store.add(PageEntry(
-                    ordinal, record.offset, record.length, page.url, record.record_id,
-                    record.get("WARC-Date") or "", page.charset, len(page.body), text,
-                ))
-                site = keyer(page.url)
-                if not site:
-                    continue
-                runs.add(IndexEntry(
-                    site, url_sort_key(page.url), job.file_id, record.offset, record.length,
+            if not record.addressable and not record.error:
+                unaddressable += 1
+            try:
+                page = None if record.error else html_page(record, spec.limits)
+            except RecordError as exc:
+                record_problem(tally, spec.path, record, exc.reason, spec.fail_fast)
+                page = None
+            if page is None:
+                tally.carried += 1
+                continue
+            tally.cleaned += 1
+            text = analyse(page.markup, structure=spec.structure)
+            entry = PageEntry(
+                ordinal, record.offset, record.length, page.url, record.record_id,
+                record.get("WARC-Date") or "", page.charset, len(page.body), text,
+            )
+            site = keyer(page.url)
+            index = None
+            if site:
+                index = IndexEntry(
+                    site, url_sort_key(page.url), spec.file_id, record.offset, record.length,
                     page.url, page_signature(text),
-                ))
+                )
                 tally.indexed += 1
+            yield ScannedPage(entry, index)
     except InputError as exc:
-        if job.fail_fast:
+        if spec.fail_fast:
             raise
         tally.problem(str(exc).split(": ", 1)[-1])
         log.error("%s", exc)
-    runs.flush()
     if unaddressable:
         # Not a failure (every record was read), but the file is not standard: say so.
         tally.problems[UNADDRESSABLE] += unaddressable
-        log.warning("%s: %d records: %s", job.path, unaddressable, UNADDRESSABLE)
+        log.warning("%s: %d records: %s", spec.path, unaddressable, UNADDRESSABLE)
     if progress is not None:
         progress(tally.records % PROGRESS_EVERY)
+
+
+def scan_file(job: ScanJob, progress: Callable[[int], None] | None = None) -> Tally:
+    """Index every HTML page of one archive into sorted runs, and keep its page store."""
+    tally = Tally(job.spec.path)
+    runs = RunWriter(Path(job.index_dir), job.spec.file_id, job.partitions, job.run_bytes)
+    with PageStoreWriter(Path(job.page_store)) as store:
+        for page in scan_pages(job.spec, tally, progress):
+            store.add(page.entry)
+            if page.index is not None:
+                runs.add(page.index)
+    runs.flush()
     return tally

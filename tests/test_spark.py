@@ -1,0 +1,187 @@
+"""The Spark engine on a local[2] master: the local engine's outputs, byte for byte."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, shared_file, synthetic_crawl
+
+from warcdeboil.apply import OutputFormat
+from warcdeboil.compression import Codec
+from warcdeboil.errors import JobError
+from warcdeboil.pipeline import Options, RunSummary, clean
+from warcdeboil.reader import iter_records
+from warcdeboil.spark import entrypoint, run_spark
+
+pytestmark = pytest.mark.spark
+
+FORMATS = [OutputFormat.WARC, OutputFormat.TEXT, OutputFormat.JSONL]
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes()
+        for p in sorted(directory.rglob("*")) if p.is_file()
+    }
+
+
+def _counts(summary: RunSummary) -> dict:
+    """The summary without the paths (which name each run's own directories)."""
+    data = summary.to_dict()
+    data.pop("outputs")
+    data["files"] = [{k: v for k, v in f.items() if k not in ("path", "output")}
+                     for f in data["files"]]
+    return data
+
+
+def _both(spark, src: Path, tmp_path: Path, options: Options) -> tuple[Path, Path]:
+    local, distributed = tmp_path / "local", tmp_path / "spark"
+    expected = clean([src], local, options)
+    summary = run_spark([str(src)], str(distributed), options, session=spark)
+    assert _counts(summary) == _counts(expected)
+    assert summary.outputs == sorted(str(distributed / n) for n in _files(local))
+    return local, distributed
+
+
+def _assert_same_outputs(local: Path, distributed: Path) -> None:
+    expected = _files(local)
+    assert expected, "the local run wrote nothing"
+    assert _files(distributed) == expected
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.value)
+def test_fixture_crawl_equals_the_local_run(spark, tmp_path: Path, fmt: OutputFormat) -> None:
+    local, distributed = _both(spark, FIXTURES / "crawl", tmp_path,
+                               Options(workers=1, format=fmt))
+    _assert_same_outputs(local, distributed)
+
+
+@pytest.fixture
+def codecs_apart(tmp_path: Path) -> Path:
+    """The codec fixtures, one directory each (their JSONL outputs would share a name)."""
+    src = tmp_path / "codecs"
+    for path in sorted((FIXTURES / "codecs").iterdir()):
+        (src / path.name.replace(".", "-")).mkdir(parents=True)
+        shutil.copy(path, src / path.name.replace(".", "-") / path.name)
+    return src
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.value)
+def test_every_codec_equals_the_local_run(
+    spark, codecs_apart: Path, tmp_path: Path, fmt: OutputFormat
+) -> None:
+    local, distributed = _both(spark, codecs_apart, tmp_path, Options(workers=1, format=fmt))
+    _assert_same_outputs(local, distributed)
+    assert len(_files(distributed)) == 4
+
+
+def _records(path: Path) -> list[bytes]:
+    if path.name.endswith((".jsonl.gz", ".jsonl")):
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rb") as fh:
+            return fh.read().splitlines()
+    return [record.to_bytes() for record in iter_records(path)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", ["cleanportaleval", "l3s-gn1"])
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.value)
+def test_eval_archives_equal_the_local_run(
+    spark, tmp_path: Path, dataset: str, fmt: OutputFormat
+) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    shutil.copy(shared_file("eval", f"{dataset}.warc.gz"), src)
+    local, distributed = _both(spark, src, tmp_path, Options(workers=2, format=fmt))
+    (name,) = _files(local)
+    # Record for record (decompressed), then byte for byte.
+    assert _records(distributed / name) == _records(local / name)
+    assert len(_records(local / name)) > 70
+    _assert_same_outputs(local, distributed)
+
+
+def test_urls_through_fsspec_read_and_write_like_paths(spark, tmp_path: Path) -> None:
+    """``local://`` goes through fsspec (listing, range reads, upload then move), as s3:// does."""
+    pytest.importorskip("fsspec")
+    options = Options(workers=1, format=OutputFormat.TEXT, compress=Codec.ZSTD)
+    clean([FIXTURES / "crawl"], tmp_path / "local", options)
+    summary = run_spark([f"local://{FIXTURES / 'crawl'}"], f"local://{tmp_path / 'remote'}",
+                        options, session=spark)
+    _assert_same_outputs(tmp_path / "local", tmp_path / "remote")
+    assert summary.outputs == [f"local://{tmp_path / 'remote'}/crawl-0000{i}.warc.wet.zst"
+                               for i in range(2)]
+    assert not list((tmp_path / "remote").glob(".*"))  # no temporary part left behind
+
+
+def test_a_bad_input_is_one_problem_and_the_run_goes_on(spark, tmp_path: Path,
+                                                        write_archive) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    write_archive(src / "good.warc.gz", synthetic_crawl(), Codec.GZIP)
+    (src / "junk.warc.gz").write_bytes(b"this is not an archive at all\n" * 10)
+    truncated = write_archive(src / "short.warc", synthetic_crawl(), Codec.NONE)
+    truncated.write_bytes(truncated.read_bytes()[:-500])
+    options = Options(workers=1, format=OutputFormat.WARC)
+    local, distributed = _both(spark, src, tmp_path, options)
+    _assert_same_outputs(local, distributed)
+    summary = run_spark([str(src)], str(tmp_path / "again"), options, session=spark)
+    assert sum(summary.problems.values()) >= 2
+    assert (tmp_path / "again" / "good.warc.gz").exists()
+
+
+def test_on_error_fail_stops_the_job_with_one_line(spark, tmp_path: Path, write_archive) -> None:
+    src = write_archive(tmp_path / "short.warc", synthetic_crawl(), Codec.NONE)
+    src.write_bytes(src.read_bytes()[:-500])
+    with pytest.raises(JobError) as failed:
+        run_spark([str(src)], str(tmp_path / "out"), Options(fail_fast=True), session=spark)
+    message = str(failed.value)
+    assert "\n" not in message
+    assert "RecordError" in message and "truncated" in message
+    assert not (tmp_path / "out" / "short.warc").exists()
+
+
+def test_progress_and_summary_come_back_to_the_driver(spark, tmp_path: Path) -> None:
+    seen: dict[str, list[int]] = {}
+
+    def progress(stage: str, done: int, items: int, total: int) -> None:
+        counts = seen.setdefault(stage, [0, 0, total])
+        counts[0] += done
+        counts[1] += items
+
+    summary = run_spark([str(FIXTURES / "crawl")], str(tmp_path / "out"),
+                        Options(format=OutputFormat.WARC), session=spark, progress=progress)
+    assert seen["scan"] == [2, summary.scan.records, 2]
+    assert seen["write"] == [2, summary.apply.records, 2]
+    assert seen["fit"][0] == seen["fit"][2] == 4  # the session's shuffle partitions
+    assert summary.fit.sites == 5 and summary.fit.sites_fitted == 4
+    assert [t.records for t in summary.scan_files] == [27, 29]  # the two fixture files
+
+
+def test_entrypoint_is_a_driver_script() -> None:
+    done = subprocess.run([sys.executable, "-m", "warcdeboil.spark", "--entrypoint"],
+                          capture_output=True, text=True, timeout=60, check=True)
+    path = Path(done.stdout.strip())
+    assert path == entrypoint() and path.is_file()
+    assert "warcdeboil.cli" in path.read_text(encoding="utf-8")
+
+
+def test_command_line_runs_the_job_on_a_local_master(tmp_path: Path) -> None:
+    local = tmp_path / "local"
+    expected = clean([FIXTURES / "crawl"], local, Options(workers=1, format=OutputFormat.JSONL))
+    done = subprocess.run(
+        [sys.executable, "-m", "warcdeboil", "clean", f"file://{FIXTURES / 'crawl'}",
+         "-o", str(tmp_path / "spark"), "--format", "jsonl", "--engine", "spark",
+         "--spark-master", "local[2]", "--spark-conf", "spark.ui.enabled=false", "--json", "-q"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["pages"] == expected.to_dict()["pages"] == 25
+    assert summary["sites"] == 5
+    _assert_same_outputs(local, tmp_path / "spark")

@@ -1,0 +1,195 @@
+"""The Spark engine: the same two passes as the local engine, as Spark jobs.
+
+* **Pass 1** is a map over the input files: each task scans one file
+  (:func:`.tasks.scan_task`) and emits its index rows and its tally.
+* **Fit**: the site grouping is Spark's shuffle — rows repartitioned by site and sorted within
+  partitions by (site, URL key, file, offset), the local engine's sort key — and the fit is a
+  function over each partition (:func:`.tasks.fit_partition`, i.e. ``fit.fit_site``).
+* **Pass 2** is a map over the input files, each joined with the profiles of the sites it holds
+  (a file's task gets only those) and cleaned by :func:`.tasks.apply_task`, i.e.
+  ``apply.apply_file``. Pass 2 parses pages again instead of reading a page store: the outputs
+  are the local engine's, byte for byte.
+
+Profiles never leave the cluster; tallies (one per file and pass) and the fit's counts come back
+to the driver as the same :class:`~warcdeboil.pipeline.RunSummary` the local engine returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any, TypeVar
+
+from ..errors import ConfigError, JobError
+from ..pipeline import FitStats, Options, Progress, RunSummary
+from ..remote import discover, is_remote, join
+from ..selection import SiteFilter, index_kind, read_selection
+from ..tally import Tally
+from .progress import StageMonitor
+from .session import build_session
+from .tasks import (
+    InputFile,
+    TaskSettings,
+    add_stats,
+    apply_task,
+    entry_key,
+    file_sites,
+    fit_partition,
+    fit_stats,
+    fitted_profile,
+    is_entry,
+    is_fitted,
+    is_tally,
+    scan_task,
+    site_partition,
+    tally_of,
+)
+
+__all__ = ["IndexSelection", "input_files", "run_spark"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+IndexSelection = tuple[str, SiteFilter]
+"""An index file (CDX, CDXJ or Common Crawl Parquet) and the sites to take from it."""
+_PYTHON_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception)): (.+)$", re.MULTILINE)
+
+
+def run_spark(
+    inputs: Sequence[str],
+    output: str,
+    options: Options | None = None,
+    *,
+    session: Any = None,
+    master: str | None = None,
+    conf: dict[str, str] | None = None,
+    select: IndexSelection | None = None,
+    progress: Progress | None = None,
+) -> RunSummary:
+    """Index, fit and apply on Spark: what :func:`warcdeboil.clean` does on one machine.
+
+    ``inputs`` are archive files or directories (local paths or URLs); with ``select``, they are
+    the one location the index's file names are relative to. Without ``session``, one is built
+    with ``master`` and ``conf`` and stopped at the end.
+    """
+    options = options or Options()
+    spark = session if session is not None else build_session(master, conf or {})
+    try:
+        files = input_files(spark, inputs, select)
+        return _run(spark, files, output, options, progress)
+    finally:
+        if session is None:
+            spark.stop()
+
+
+def input_files(
+    spark: Any, inputs: Sequence[str], select: IndexSelection | None
+) -> list[InputFile]:
+    """The run's inputs: archives found under ``inputs``, or the files an index names."""
+    if select is None:
+        return [InputFile(i, location, rel) for i, (location, rel) in enumerate(discover(inputs))]
+    if len(inputs) != 1:
+        raise ConfigError(
+            "--select-index takes one input: the directory or URL prefix its file names are "
+            f"relative to (got {len(inputs)})"
+        )
+    index, sites = select
+    if index_kind(index) == "parquet":
+        from .parquet import read_cc_index
+
+        selection = read_cc_index(spark, index, sites)
+    else:
+        selection = read_selection(index, sites)
+    files = []
+    for i, (name, spans) in enumerate(sorted(selection.items())):
+        location = name if is_remote(name) or name.startswith("/") else join(inputs[0], name)
+        rel = name.split("://", 1)[-1].lstrip("/")
+        files.append(InputFile(i, location, rel, tuple(spans)))
+    return files
+
+
+def _run(
+    spark: Any, files: list[InputFile], output: str, options: Options, progress: Progress | None
+) -> RunSummary:
+    from pyspark import StorageLevel
+
+    context = spark.sparkContext
+    monitor = StageMonitor(context, progress)
+    settings = TaskSettings(options, output)
+    partitions = max(1, int(spark.conf.get("spark.sql.shuffle.partitions")))
+    summary = RunSummary(inputs=len(files))
+    log.info("spark: %d inputs, %d fit partitions", len(files), partitions)
+
+    # Pass 1: one task per input file; its rows stay on the cluster for the fit and the join.
+    inputs = context.parallelize(files, len(files))
+    scan_records = context.accumulator(0)
+    scanned = inputs.flatMap(partial(scan_task, settings, count=scan_records.add)).persist(
+        StorageLevel.MEMORY_AND_DISK
+    )
+    with monitor.stage("scan", len(files), scan_records):
+        rows = _action(lambda: scanned.filter(is_tally).map(tally_of).collect())
+    summary.scan_files = _in_order(rows)
+    entries = scanned.filter(is_entry)
+
+    # Fit: shuffle by site, sorted by the index's sort key, then fit each partition.
+    by_site = entries.map(entry_key).repartitionAndSortWithinPartitions(
+        partitions, partitionFunc=site_partition
+    )
+    profiles = by_site.mapPartitions(partial(fit_partition, options.fit)).persist(
+        StorageLevel.MEMORY_AND_DISK
+    )
+    with monitor.stage("fit", partitions):
+        summary.fit = _action(lambda: profiles.map(fit_stats).fold(FitStats(), add_stats))
+
+    # Pass 2: each file with the fitted profiles of its own sites (a join, not a broadcast).
+    fitted = profiles.filter(is_fitted).map(fitted_profile)
+    needed = entries.map(file_sites).distinct().join(fitted).values().groupByKey()
+    jobs = inputs.keyBy(_file_id).leftOuterJoin(needed, len(files))
+    write_records = context.accumulator(0)
+    with monitor.stage("write", len(files), write_records):
+        tallies = _action(
+            lambda: jobs.map(partial(apply_task, settings, count=write_records.add)).collect()
+        )
+    summary.apply_files = sorted(tallies, key=lambda t: _order(files, t))
+    scanned.unpersist()
+    profiles.unpersist()
+    return summary
+
+
+def _file_id(file: InputFile) -> int:
+    return file.file_id
+
+
+def _in_order(rows: list[tuple[int, Tally]]) -> list[Tally]:
+    return [tally for _, tally in sorted(rows, key=lambda row: row[0])]
+
+
+def _order(files: list[InputFile], tally: Tally) -> int:
+    for file in files:
+        if file.location == tally.path:
+            return file.file_id
+    return len(files)
+
+
+def _action(run: Callable[[], T]) -> T:
+    """Run a Spark action; a failed job becomes one :class:`JobError` line naming the cause."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    try:
+        return run()
+    except (Py4JError, PySparkException) as exc:
+        raise JobError(_cause(exc)) from exc
+
+
+def _cause(exc: BaseException) -> str:
+    """The Python error a task died of, from the message Spark hands back, else its first line."""
+    text = str(exc)
+    found = _PYTHON_ERROR.findall(text)
+    for name, message in found:
+        if name not in ("Py4JJavaError", "PythonException", "SparkException"):
+            return f"a Spark task failed: {name}: {message.strip()}"
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return f"the Spark job failed: {first[:300]}"

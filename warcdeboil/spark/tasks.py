@@ -1,0 +1,219 @@
+"""What Spark's executors run: plain functions over plain rows, no Spark import.
+
+Each function wraps the library function the local engine calls for the same stage, so both
+engines share one implementation of the algorithm:
+
+* :func:`scan_task` — pass 1 over one input: :func:`~warcdeboil.scan.scan_pages`, its index
+  entries as rows, and the file's tally as a last row;
+* :func:`fit_partition` — the fit over one shuffle partition, sorted by (site, URL):
+  :func:`~warcdeboil.fit.fit_site` per site, one profile row per site;
+* :func:`apply_task` — pass 2 over one input with the profiles of its own sites:
+  :func:`~warcdeboil.apply.apply_file`, written locally and uploaded when the output is remote.
+
+Rows are tuples (cheap to pickle between the JVM and Python workers).
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from xxhash import xxh3_64_intdigest
+
+from ..apply import ApplyJob, apply_file
+from ..compression import Codec
+from ..errors import InputError
+from ..fit import FitParams, SiteProfile, fit_site, group_by_site
+from ..index import decode_entry, encode_entry, sort_key
+from ..pipeline import FitStats, Options, output_name
+from ..profiles import decode_hashes, encode_hashes
+from ..reader import Span, open_archive
+from ..remote import is_remote, join, local_path, upload
+from ..scan import ScanSpec, scan_pages
+from ..tally import Tally
+
+__all__ = [
+    "InputFile",
+    "TaskSettings",
+    "apply_task",
+    "entry_key",
+    "file_sites",
+    "fit_partition",
+    "fit_stats",
+    "fitted_profile",
+    "is_entry",
+    "is_fitted",
+    "is_tally",
+    "scan_task",
+    "site_partition",
+    "tally_of",
+]
+
+log = logging.getLogger(__name__)
+
+ENTRY = 0
+TALLY = 1
+ScanRow = tuple[Any, ...]
+"""``(ENTRY, site, file_id, sort key, encoded entry)`` or ``(TALLY, file_id, tally)``."""
+ProfileRow = tuple[str, int, int, bytes]
+"""``(site, pages, pairs, hashes)``: one site's profile (hashes as stored by the fit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    """One input of a Spark run (picklable)."""
+
+    file_id: int  # its place in the run's sorted inputs: the index's tiebreak, as locally
+    location: str  # local path or URL
+    rel: str  # its name relative to the output directory (POSIX)
+    spans: tuple[Span, ...] | None = None  # only these records (chosen from an index)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSettings:
+    """What every task needs to know of the run."""
+
+    options: Options
+    output: str  # the output directory: local path or URL
+
+
+# -- pass 1 ----------------------------------------------------------------------------------
+
+
+def scan_task(
+    settings: TaskSettings, file: InputFile, *, count: Callable[[int], None] | None = None
+) -> Iterator[ScanRow]:
+    """Scan one input: a row per indexed page, then the file's tally. ``count(records)`` is
+    called once the file is read (Spark: an accumulator, for progress)."""
+    options = settings.options
+    spec = ScanSpec(file.location, file.file_id, options.site_key, options.limits,
+                    options.fail_fast, options.structure, file.spans)
+    tally = Tally(file.location)
+    for page in scan_pages(spec, tally):
+        entry = page.index
+        if entry is not None:
+            yield (ENTRY, entry.site, entry.file_id, sort_key(entry), encode_entry(entry))
+    if count is not None:
+        count(tally.records)
+    yield (TALLY, file.file_id, tally)
+
+
+def is_entry(row: ScanRow) -> bool:
+    return bool(row[0] == ENTRY)
+
+
+def is_tally(row: ScanRow) -> bool:
+    return bool(row[0] == TALLY)
+
+
+def tally_of(row: ScanRow) -> tuple[int, Tally]:
+    return row[1], row[2]
+
+
+def entry_key(row: ScanRow) -> tuple[bytes, bytes]:
+    """(sort key, encoded entry): what the shuffle sorts."""
+    return row[3], row[4]
+
+
+def file_sites(row: ScanRow) -> tuple[str, int]:
+    """(site, file_id): which profiles a file's pass 2 needs."""
+    return row[1], row[2]
+
+
+def site_partition(key: bytes) -> int:
+    """The shuffle partition of a sort key: by its site (the key's first field), so that all
+    of a site's pages meet in one partition. Stable across processes and machines."""
+    return xxh3_64_intdigest(key.partition(b"\0")[0])
+
+
+# -- fit ---------------------------------------------------------------------------------------
+
+
+def fit_partition(params: FitParams, rows: Iterable[tuple[bytes, bytes]]) -> Iterator[ProfileRow]:
+    """Fit every site of one partition, whose rows come sorted by (site, URL, file, offset)."""
+    entries = (decode_entry(payload) for _, payload in rows)
+    for site, pages in group_by_site(entries):
+        profile = fit_site(site, pages, params)
+        yield (profile.site, profile.pages, profile.pairs, encode_hashes(profile.hashes))
+
+
+def is_fitted(row: ProfileRow) -> bool:
+    """Whether a profile has anything to remove (the local engine stores only these)."""
+    return bool(row[2] and row[3])
+
+
+def fitted_profile(row: ProfileRow) -> tuple[str, ProfileRow]:
+    return row[0], row
+
+
+def fit_stats(row: ProfileRow) -> FitStats:
+    fitted = is_fitted(row)
+    return FitStats(1, int(fitted), row[1], len(row[3]) // 8 if fitted else 0)
+
+
+def add_stats(a: FitStats, b: FitStats) -> FitStats:
+    total = FitStats()
+    total.merge(a)
+    total.merge(b)
+    return total
+
+
+# -- pass 2 ------------------------------------------------------------------------------------
+
+
+def _codec_of(location: str) -> Codec:
+    try:
+        fh, codec = open_archive(location, random_access=True)  # 8 bytes, not a block
+    except InputError:
+        return Codec.NONE  # reading it will say why
+    fh.close()
+    return codec
+
+
+def apply_task(
+    settings: TaskSettings,
+    item: tuple[int, tuple[InputFile, Sequence[ProfileRow] | None]],
+    *,
+    count: Callable[[int], None] | None = None,
+) -> Tally:
+    """Clean one input with the profiles of its sites, into the output directory."""
+    tally = _apply(settings, *item[1])
+    if count is not None:
+        count(tally.records or tally.cleaned)
+    return tally
+
+
+def _apply(settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None) -> Tally:
+    profiles = {
+        row[0]: SiteProfile(row[0], row[1], row[2], decode_hashes(row[3])) for row in rows or ()
+    }
+    options = settings.options
+    codec = options.compress or _codec_of(file.location)
+    name = output_name(file.rel, options.format, codec)
+    target = join(settings.output, name)
+    job = ApplyJob(
+        file.location, "", options.format, codec, None, options.partitions, options.site_key,
+        options.limits, None, options.zstd_dictionary, options.fail_fast,
+        options.effective_mode, file.spans, problems_logged=True,
+    )
+    if not is_remote(settings.output):
+        return apply_file(replace(job, output=local_path(target)), profiles=profiles.get)
+    with tempfile.TemporaryDirectory(prefix="warcdeboil-") as tmp:
+        local = Path(tmp) / name.rpartition("/")[2]
+        tally = apply_file(replace(job, output=str(local)), profiles=profiles.get)
+        if tally.output:
+            try:
+                upload(local, target)
+            except InputError as exc:
+                if options.fail_fast:
+                    raise
+                tally.problem(str(exc).split(": ", 1)[-1])
+                log.error("%s", exc)
+                tally.output = ""
+    if tally.output:
+        tally.output = target
+    return tally
