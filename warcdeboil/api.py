@@ -25,8 +25,9 @@ from .dom import (
     PageSignature,
     analyse,
     clean_html,
-    clean_text,
     page_signature,
+    plain_text,
+    remove_repeated,
     remove_template,
 )
 from .fit import FitParams, SiteProfile, fit_site
@@ -68,12 +69,13 @@ class Deboiler:
         for url, html in pages:
             site = self._keyer(url)
             if site:
-                by_site[site].append((url_sort_key(url), page_signature(analyse(html))))
+                page = analyse(html, structure=self.mode is Mode.CONTENT)  # as transform sees it
+                by_site[site].append((url_sort_key(url), page_signature(page)))
         profiles = {}
         for site in sorted(by_site):
             ordered = [sig for _, sig in sorted(by_site[site], key=lambda item: item[0])]
             profile = fit_site(site, ordered, self.params)
-            if profile.pairs and profile.hashes:
+            if profile.useful:
                 profiles[site] = profile
         self.profiles_ = profiles
         return self
@@ -83,15 +85,17 @@ class Deboiler:
         for url, markup in pages:
             site = self._keyer(url)
             profile = self.profiles_.get(site)
-            template = profile.hashes if profile else frozenset()
+            template = profile.template if profile else frozenset()
+            repeated = profile.repeated if profile else frozenset()
             page = analyse(markup, structure=self.mode is Mode.CONTENT)
-            cleaned = clean_text(page, template)
-            text = cleaned.text
+            marked, _, removed = remove_template(page, template)
             if self.mode is Mode.CONTENT:
-                marked, _, _ = remove_template(page, template)
-                text = extract(marked.decode("utf-8", "surrogatepass")).text
-            document = clean_html(markup, page, template) if html else None
-            yield CleanPage(url, site, page.title, text, document, cleaned.removed)
+                text = extract(marked.decode("utf-8", "surrogatepass"), repeated=repeated).text
+            else:
+                marked, _ = remove_repeated(marked, repeated)
+                text = plain_text(marked.decode("utf-8", "surrogatepass"), page.structured)
+            document = clean_html(markup, page, template, repeated) if html else None
+            yield CleanPage(url, site, page.title, text, document, removed)
 
     def fit_transform(self, pages: Iterable[Page], *, html: bool = False) -> list[CleanPage]:
         """``fit`` then ``transform`` on the same pages."""

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .compression import Codec
-from .content import KIND_ITEM, Block, Extraction, extract, split_blocks
-from .dom import CleanText, analyse, clean_html, plain_text, remove_template
+from .content import KIND_ITEM, REPEATED_BLOCK, Block, Extraction, extract, split_blocks
+from .dom import CleanText, analyse, clean_html, plain_text, remove_repeated, remove_template
 from .errors import ConfigError, InputError, RecordError
 from .fit import SiteProfile
 from .language import detect, primary_subtag
@@ -228,18 +228,24 @@ def _emit(
 ) -> None:
     site = keyer(entry.url)
     profile = lookup(site) if lookup is not None and site else None
-    template = profile.hashes if profile is not None else frozenset()
+    template = profile.template if profile is not None else frozenset()
+    repeated = profile.repeated if profile is not None else frozenset()
     marked_bytes, html_bytes, removed = remove_template(entry.page, template)
-    marked = marked_bytes.decode("utf-8", "surrogatepass")
     content: Extraction | None = None
     if mode is Mode.CONTENT:
-        content = extract(marked)
-    elif entry.page.structured:
-        content = Extraction(split_blocks(marked), {})
+        content = extract(marked_bytes.decode("utf-8", "surrogatepass"), repeated=repeated)
+    else:
+        marked_bytes, n_repeated = remove_repeated(marked_bytes, repeated)
+        if entry.page.structured:
+            blocks = split_blocks(marked_bytes.decode("utf-8", "surrogatepass"))
+            content = Extraction(blocks, {REPEATED_BLOCK: n_repeated} if n_repeated else {})
+        else:
+            tally.removed_blocks += n_repeated
     if content is not None:
         cleaned = CleanText(content.text, html_bytes, removed)
         tally.removed_blocks += sum(content.removed.values())
     else:
+        marked = marked_bytes.decode("utf-8", "surrogatepass")
         cleaned = CleanText(plain_text(marked, entry.page.structured), html_bytes, removed)
     tally.cleaned += 1
     tally.removed_subtrees += cleaned.removed
@@ -247,7 +253,8 @@ def _emit(
     tally.html_bytes_after += cleaned.html_bytes
     html = None
     if sink.wants_html and page is not None:
-        html = clean_html(page.markup, entry.page, template).encode("utf-8", "surrogatepass")
+        document = clean_html(page.markup, entry.page, template, repeated)
+        html = document.encode("utf-8", "surrogatepass")
     sink.page(PageResult(entry, site, cleaned, content), record, page, html)
 
 

@@ -19,7 +19,7 @@ import re
 from array import array
 from collections import deque
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter, methodcaller
 
 from selectolax.lexbor import LexborHTMLParser
@@ -31,9 +31,11 @@ __all__ = [
     "PageSignature",
     "PageText",
     "analyse",
+    "block_digest",
     "clean_html",
     "clean_text",
     "page_signature",
+    "remove_repeated",
 ]
 
 # Subtrees that can be template: deboiler's block tags plus aside, section, lists and tables (which
@@ -57,6 +59,12 @@ INVISIBLE_TAGS: list[str] = ["script", "style", "template"]
 _LINE_END_SELECTOR = (
     "p, li, h1, h2, h3, h4, h5, h6, br, tr, pre, blockquote, dt, dd, figcaption, caption, "
     "hr, address, summary, legend, option"
+)
+# Elements that can hold one text block of their own (repeated blocks are removed from HTML
+# when they are a whole one of these).
+_BLOCK_ELEMENT_SELECTOR = (
+    "p, li, h1, h2, h3, h4, h5, h6, dt, dd, figcaption, caption, address, summary, legend, "
+    "td, th, blockquote, pre"
 )
 # Candidates are block elements: their own markers end lines too, so lists, tables and divs
 # need no line markers of their own.
@@ -90,6 +98,11 @@ _ANY_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\xaf]")
 # Marks that end a text block (line): the candidate and line marks, and those before headings,
 # list items, quotes and code.
 _BLOCK_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\x92\x95-\x9b\x9d\x9e]")
+# Block boundaries and inline marks (links, cells, emphasis: inside a block, each is a space)
+# in decoded text, as content.split_blocks splits and normalises it.
+_BLOCK_SPLIT = re.compile("([\ufdd0-\ufdd2\ufdd5-\ufddb\ufddd\ufdde])")
+_INLINE_AS_SPACE = re.compile("[\ufdd3\ufdd4\ufddc\ufddf\ufde0]")
+_LINE_BYTES = LINE.encode()
 # A byte that is neither a space nor part of a marker (U+FDD0..U+FDEF are EF B7 90..AF).
 _TEXT_BYTE = re.compile(b"[^ \xef\xb7\x90-\xaf]")
 
@@ -97,6 +110,8 @@ _TEXT_BYTE = re.compile(b"[^ \xef\xb7\x90-\xaf]")
 # signature: they are navigation labels and bylines that distinct pages share anyway.
 MIN_SIGNATURE_BLOCK_BYTES = 40
 MAX_SIGNATURE_BLOCKS = 512
+# Distinct text blocks per page whose digests go to the fit's repeated-block count.
+MAX_TEXT_DIGESTS = 1024
 MAX_BREADCRUMBS = 12
 
 
@@ -135,6 +150,7 @@ class PageSignature:
     blocks: array  # 64-bit hashes of long text blocks (near-duplicate detection)
     block_sizes: array  # characters in each of those blocks
     text_bytes: int  # UTF-8 bytes of visible text
+    texts: array = field(default_factory=lambda: array("Q"))  # every text block's digest, unique
 
 
 @dataclass(slots=True)
@@ -299,7 +315,51 @@ def page_signature(page: PageText) -> PageSignature:
             sizes.append(len(fragment))
             if len(blocks) >= MAX_SIGNATURE_BLOCKS:
                 break
-    return PageSignature(array("Q", sorted(found)), blocks, sizes, text_bytes)
+    # block_digest of every block, with the loops in C (map over split, join, encode, hash).
+    text = page.marked.decode("utf-8", "surrogatepass")
+    if page.structured:
+        text = _INLINE_AS_SPACE.sub(" ", text)
+    words = map(str.split, _BLOCK_SPLIT.split(text)[0::2])
+    texts = set(map(xxh3_64_intdigest, map(_utf8, map(" ".join, words))))
+    texts.discard(_EMPTY_DIGEST)
+    digests = array("Q", sorted(texts)[:MAX_TEXT_DIGESTS])
+    return PageSignature(array("Q", sorted(found)), blocks, sizes, text_bytes, digests)
+
+
+_EMPTY_DIGEST = xxh3_64_intdigest(b"")
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def block_digest(text: str) -> int:
+    """The digest of one text block's text (between two block marks), 0 when it has none: inline
+    marks count as spaces and whitespace runs as one space, so a block digests the same in pass 1,
+    as :attr:`warcdeboil.content.Block.text`, and as an element's text in the HTML.
+
+    >>> linked = f" Share {LINK_OPEN}this{LINK_CLOSE}\u00a0story "
+    >>> block_digest(linked) == block_digest("Share this story")
+    True
+    >>> block_digest("   ")
+    0
+    """
+    words = _INLINE_AS_SPACE.sub(" ", text).split()
+    return xxh3_64_intdigest(_utf8(" ".join(words))) if words else 0
+
+
+def remove_repeated(marked: bytes, repeated: Collection[int]) -> tuple[bytes, int]:
+    """The marked text without the text blocks whose digest is in ``repeated`` (the blocks a
+    site repeats on many pages), and how many blocks went."""
+    if not repeated or not marked:
+        return marked, 0
+    parts = _BLOCK_SPLIT.split(marked.decode("utf-8", "surrogatepass"))
+    removed = 0
+    for i in range(0, len(parts), 2):  # text at even indexes, marks between them
+        if parts[i] and block_digest(parts[i]) in repeated:
+            parts[i] = ""
+            removed += 1
+    return (_utf8("".join(parts)) if removed else marked), removed
 
 
 def _doomed(page: PageText, template: Collection[int]) -> set[int]:
@@ -323,6 +383,7 @@ def remove_template(page: PageText, template: Collection[int]) -> tuple[bytes, i
             if start < kept_from or end <= start:
                 continue  # inside a removed ancestor (or never closed)
             pieces.append(marked[kept_from:start])
+            pieces.append(_LINE_BYTES)  # the text around a removed block stays two blocks
             kept_from = end
             html_bytes -= page.html_sizes[i]
         pieces.append(marked[kept_from:])
@@ -348,10 +409,17 @@ def clean_text(page: PageText, template: Collection[int]) -> CleanText:
     return CleanText(text, html_bytes, removed)
 
 
-def clean_html(markup: str | bytes, page: PageText, template: Collection[int]) -> str:
+def clean_html(
+    markup: str | bytes,
+    page: PageText,
+    template: Collection[int],
+    repeated: Collection[int] = (),
+) -> str:
     """The cleaned document (scripts and styles kept), declared as UTF-8.
 
     Parses the page a second time and removes the same candidates, matched by document order.
+    A text block in ``repeated`` goes when it is a whole element (a paragraph, heading, list
+    item, cell …: an element whose text is that one block); text loose in a larger element stays.
     """
     tree = LexborHTMLParser(_without_marks(markup))
     doomed = _doomed(page, template)
@@ -361,6 +429,13 @@ def clean_html(markup: str | bytes, page: PageText, template: Collection[int]) -
             # Innermost first, so no removed node is touched through a removed ancestor.
             for i in sorted(doomed, reverse=True):
                 nodes[i].decompose()
+    body = tree.body
+    if repeated and body is not None:
+        # In reverse document order: descendants go before their ancestors are looked at.
+        for node in reversed(body.css(_BLOCK_ELEMENT_SELECTOR)):
+            text = node.text(separator=" ", strip=True)
+            if text and block_digest(text) in repeated:
+                node.decompose()
     for meta in tree.css("meta[charset]"):
         meta.attrs["charset"] = "utf-8"
     for meta in tree.css("meta[http-equiv]"):

@@ -51,7 +51,10 @@ _CYRILLIC = ("ru", "uk", "bg")
 
 # Scripts by code-point range, with the language they imply ("" when many languages share it).
 _SCRIPTS: tuple[tuple[int, int, str], ...] = (
-    (0x0041, 0x024F, "latin"), (0x0370, 0x03FF, "el"), (0x0400, 0x04FF, "cyrillic"),
+    (0x0041, 0x005A, "latin"), (0x0061, 0x007A, "latin"), (0x00AA, 0x00AA, "latin"),
+    (0x00B5, 0x00B5, "latin"), (0x00BA, 0x00BA, "latin"), (0x00C0, 0x00D6, "latin"),
+    (0x00D8, 0x00F6, "latin"), (0x00F8, 0x024F, "latin"), (0x0370, 0x03FF, "el"),
+    (0x0400, 0x04FF, "cyrillic"),
     (0x0530, 0x058F, "hy"), (0x0590, 0x05FF, "he"), (0x0600, 0x06FF, "arabic"),
     (0x0900, 0x097F, "hi"), (0x0980, 0x09FF, "bn"), (0x0B80, 0x0BFF, "ta"),
     (0x0E00, 0x0E7F, "th"), (0x10A0, 0x10FF, "ka"), (0x1100, 0x11FF, "ko"),
@@ -62,25 +65,33 @@ SAMPLE_CHARS = 600  # of the text's start: a few sentences are enough to decide,
 MIN_LETTERS = 20
 MIN_FUNCTION_WORD_SHARE = 0.05
 
-
-def _script_of(ch: str) -> str:
-    code = ord(ch)
-    for low, high, script in _SCRIPTS:
-        if low <= code <= high:
-            return script
-    return ""
+# One character class per script, so that counting runs in the regex engine, not per character
+# in Python.
+_SCRIPT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (script, re.compile("[" + "".join(
+        f"{chr(low)}-{chr(high)}" for low, high, name in _SCRIPTS if name == script
+    ) + "]"))
+    for script in dict.fromkeys(name for _, _, name in _SCRIPTS)
+)
+_LATIN_PATTERN = dict(_SCRIPT_PATTERNS)["latin"]
+# Function word -> the languages whose list holds it.
+_LANGUAGES_OF: dict[str, tuple[str, ...]] = {}
+for _lang, _words in _WORDS.items():
+    for _word in _words:
+        _LANGUAGES_OF[_word] = (*_LANGUAGES_OF.get(_word, ()), _lang)
 
 
 def detect(text: str) -> str:
     """The text's language as an ISO 639-1 code, or ``""`` when it cannot tell."""
     sample = text[:SAMPLE_CHARS]
-    counts: dict[str, int] = {}
-    for ch in sample:
-        if ch.isalpha():
-            script = _script_of(ch)
-            counts[script] = counts.get(script, 0) + 1
-    if sum(counts.values()) < MIN_LETTERS:
+    letters = sum(map(str.isalpha, sample))
+    if letters < MIN_LETTERS:
         return ""
+    latin = len(_LATIN_PATTERN.findall(sample))
+    if 2 * latin > letters:  # most letters are Latin: no other script can have more
+        return _by_function_words(sample, _LATIN)
+    counts = {script: len(pattern.findall(sample)) for script, pattern in _SCRIPT_PATTERNS}
+    counts[""] = letters - sum(counts.values())
     script = max(counts, key=counts.__getitem__)
     if script == "han":
         # Kana mark Japanese even in a text mostly written in kanji.
@@ -99,13 +110,14 @@ def _by_function_words(sample: str, languages: tuple[str, ...]) -> str:
     words = _WORD.findall(sample.lower())
     if not words:
         return ""
-    best, best_hits = "", 0
-    for lang in languages:
-        vocabulary = _WORDS[lang]
-        hits = sum(1 for word in words if word in vocabulary)
-        if hits > best_hits:
-            best, best_hits = lang, hits
-    return best if best_hits >= MIN_FUNCTION_WORD_SHARE * len(words) else ""
+    hits = dict.fromkeys(languages, 0)
+    for found in filter(None, map(_LANGUAGES_OF.get, words)):
+        for lang in found:
+            if lang in hits:
+                hits[lang] += 1
+    best = max(languages, key=hits.__getitem__)  # the first of equals, as in _LATIN's order
+    best_hits = hits[best]
+    return best if best_hits and best_hits >= MIN_FUNCTION_WORD_SHARE * len(words) else ""
 
 
 def primary_subtag(tag: str) -> str:

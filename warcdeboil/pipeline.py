@@ -25,7 +25,7 @@ from .apply import ApplyJob, Mode, OutputFormat, apply_file, default_mode, needs
 from .compression import Codec, detect_codec
 from .errors import ConfigError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
-from .index import DEFAULT_RUN_BYTES, iter_partition
+from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
 from .pages import PageLimits
 from .pagestore import page_store_path
 from .profiles import ProfileWriter, profile_path
@@ -103,12 +103,14 @@ class FitStats:
     sites_fitted: int = 0
     pages: int = 0
     template_hashes: int = 0
+    repeated_blocks: int = 0
 
     def merge(self, other: FitStats) -> None:
         self.sites += other.sites
         self.sites_fitted += other.sites_fitted
         self.pages += other.pages
         self.template_hashes += other.template_hashes
+        self.repeated_blocks += other.repeated_blocks
 
 
 def _total(tallies: Iterable[Tally]) -> Tally:
@@ -169,6 +171,7 @@ class RunSummary:
             "html_bytes_after": self.apply.html_bytes_after,
             "removed_subtrees": self.apply.removed_subtrees,
             "removed_blocks": self.apply.removed_blocks,
+            "repeated_blocks": self.fit.repeated_blocks,
             "problems": dict(sorted(total.problems.items())),
             "files": [t.to_dict() for t in files],
             "outputs": self.outputs,
@@ -311,7 +314,8 @@ def _manifest(inputs: Sequence[Path], options: Options) -> dict[str, Any]:
         except OSError:
             files.append([str(path), -1, -1])
     limits = options.limits
-    return {"inputs": files, "partitions": options.partitions, "site_key": options.site_key.value,
+    return {"format": INDEX_FORMAT, "inputs": files, "partitions": options.partitions,
+            "site_key": options.site_key.value,
             "limits": [limits.max_bytes, limits.max_tags, limits.max_depth],
             "structure": options.structure}
 
@@ -391,10 +395,11 @@ def _fit_partition(job: _FitJob, report: Callable[[int], None] | None = None) ->
             profile = fit_site(site, pages, job.params)
             stats.sites += 1
             stats.pages += profile.pages
-            if profile.pairs and profile.hashes:
+            if profile.useful:
                 writer.add(profile)
                 stats.sites_fitted += 1
-                stats.template_hashes += len(profile.hashes)
+                stats.template_hashes += len(profile.template)
+                stats.repeated_blocks += len(profile.repeated)
     return stats
 
 
@@ -425,6 +430,9 @@ def fit_profiles(
         "max_iou": options.fit.max_iou,
         "min_occurrence": options.fit.min_occurrence,
         "near_duplicate": options.fit.near_duplicate,
+        "repeated_share": options.fit.repeated_share,
+        "repeated_min_pages": options.fit.repeated_min_pages,
+        "repeated_blocks": total.repeated_blocks,
     })
     return total
 

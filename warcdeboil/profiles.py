@@ -23,7 +23,8 @@ CREATE TABLE IF NOT EXISTS profiles (
     site TEXT PRIMARY KEY,
     pages INTEGER NOT NULL,
     pairs INTEGER NOT NULL,
-    hashes BLOB NOT NULL
+    hashes BLOB NOT NULL,
+    repeated BLOB NOT NULL
 )
 """
 
@@ -55,10 +56,10 @@ class ProfileWriter:
         self._db.execute(_SCHEMA)
 
     def add(self, profile: SiteProfile) -> None:
-        blob = encode_hashes(profile.hashes)
         self._db.execute(
-            "INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?)",
-            (profile.site, profile.pages, profile.pairs, blob),
+            "INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?, ?)",
+            (profile.site, profile.pages, profile.pairs, encode_hashes(profile.template),
+             encode_hashes(profile.repeated)),
         )
 
     def __enter__(self) -> ProfileWriter:
@@ -113,14 +114,14 @@ class ProfileReader:
             return None
         try:
             row = db.execute(
-                "SELECT pages, pairs, hashes FROM profiles WHERE site = ?", (site,)
+                "SELECT pages, pairs, hashes, repeated FROM profiles WHERE site = ?", (site,)
             ).fetchone()
         except sqlite3.Error as exc:
             raise WorkDirError(f"cannot read the profile of {site!r} ({exc})") from exc
         if row is None:
             return None
-        pages, pairs, blob = row
-        return SiteProfile(site, pages, pairs, decode_hashes(blob))
+        pages, pairs, hashes, repeated = row
+        return SiteProfile(site, pages, pairs, decode_hashes(hashes), decode_hashes(repeated))
 
     def close(self) -> None:
         for db in self._dbs.values():

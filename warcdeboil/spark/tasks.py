@@ -59,8 +59,8 @@ ENTRY = 0
 TALLY = 1
 ScanRow = tuple[Any, ...]
 """``(ENTRY, site, file_id, sort key, encoded entry)`` or ``(TALLY, file_id, tally)``."""
-ProfileRow = tuple[str, int, int, bytes]
-"""``(site, pages, pairs, hashes)``: one site's profile (hashes as stored by the fit)."""
+ProfileRow = tuple[str, int, int, bytes, bytes]
+"""``(site, pages, pairs, template, repeated)``: one site's profile (digests as stored)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,12 +138,13 @@ def fit_partition(params: FitParams, rows: Iterable[tuple[bytes, bytes]]) -> Ite
     entries = (decode_entry(payload) for _, payload in rows)
     for site, pages in group_by_site(entries):
         profile = fit_site(site, pages, params)
-        yield (profile.site, profile.pages, profile.pairs, encode_hashes(profile.hashes))
+        yield (profile.site, profile.pages, profile.pairs, encode_hashes(profile.template),
+               encode_hashes(profile.repeated))
 
 
 def is_fitted(row: ProfileRow) -> bool:
     """Whether a profile has anything to remove (the local engine stores only these)."""
-    return bool(row[2] and row[3])
+    return bool(row[3] or row[4])
 
 
 def fitted_profile(row: ProfileRow) -> tuple[str, ProfileRow]:
@@ -152,7 +153,9 @@ def fitted_profile(row: ProfileRow) -> tuple[str, ProfileRow]:
 
 def fit_stats(row: ProfileRow) -> FitStats:
     fitted = is_fitted(row)
-    return FitStats(1, int(fitted), row[1], len(row[3]) // 8 if fitted else 0)
+    if not fitted:
+        return FitStats(1, 0, row[1])
+    return FitStats(1, 1, row[1], len(row[3]) // 8, len(row[4]) // 8)
 
 
 def add_stats(a: FitStats, b: FitStats) -> FitStats:
@@ -189,7 +192,8 @@ def apply_task(
 
 def _apply(settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None) -> Tally:
     profiles = {
-        row[0]: SiteProfile(row[0], row[1], row[2], decode_hashes(row[3])) for row in rows or ()
+        row[0]: SiteProfile(row[0], row[1], row[2], decode_hashes(row[3]), decode_hashes(row[4]))
+        for row in rows or ()
     }
     options = settings.options
     codec = options.compress or _codec_of(file.location)
