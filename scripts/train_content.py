@@ -28,7 +28,13 @@ from pathlib import Path
 from statistics import mean
 
 from warcdeboil.content import FEATURE_NAMES, ContentModel, block_features, split_blocks
-from warcdeboil.dom import analyse, page_signature, plain_text, remove_template
+from warcdeboil.dom import (
+    analyse,
+    page_signature,
+    plain_block_digests,
+    plain_text,
+    remove_template,
+)
 from warcdeboil.evaluate import load_gold, score_text, tokenize
 from warcdeboil.fit import FitParams, fit_site
 from warcdeboil.pages import html_page
@@ -46,8 +52,9 @@ LABEL_OVERLAP = 0.5
 REGULARISATION_C = 1.0
 
 
-def load_pages(eval_dir: Path, name: str) -> list[tuple[str, str, list, str]]:
-    """(site, gold site, blocks, gold text) per page of one dataset, template removed."""
+def load_pages(eval_dir: Path, name: str) -> list[tuple[str, str, list, str, frozenset[int]]]:
+    """(site, gold site, blocks, gold text, the site's repeated blocks) per page of one dataset,
+    template removed."""
     gold = load_gold(eval_dir / f"{name}.gold.jsonl.gz")
     keyer = SiteKeyer(SiteKeyMode.HOST)
     pages = []
@@ -62,15 +69,17 @@ def load_pages(eval_dir: Path, name: str) -> list[tuple[str, str, list, str]]:
     for url, site, text in pages:
         by_site[site].append((url_sort_key(url), page_signature(text)))
     templates = {}
+    repeated = {}
     for site, items in by_site.items():
         items.sort(key=lambda item: item[0])
         profile = fit_site(site, [sig for _, sig in items], FitParams())
-        templates[site] = profile.hashes if profile.pairs else frozenset()
+        templates[site] = profile.template
+        repeated[site] = profile.repeated
     out = []
     for url, site, text in pages:
         marked, _, _ = remove_template(text, templates[site])
         blocks = split_blocks(marked.decode("utf-8", "surrogatepass"))
-        out.append((site, gold[url].site or site, blocks, gold[url].gold))
+        out.append((site, gold[url].site or site, blocks, gold[url].gold, repeated[site]))
     return out
 
 
@@ -109,7 +118,7 @@ def main() -> None:
     else:
         rows, targets, weights = [], [], []
         for pages in data.values():
-            for _, gold_site, blocks, gold_text in pages:
+            for _, gold_site, blocks, gold_text, _ in pages:
                 if held_out(gold_site) or not blocks:
                     continue
                 total = sum(b.chars for b in blocks) or 1
@@ -131,12 +140,15 @@ def main() -> None:
         }, indent=1) + "\n")
         print(f"wrote {MODEL.name}: {len(rows)} blocks, {sum(targets)} content")
     for name, pages in data.items():
-        site_pages = Counter(gold_site for _, gold_site, _, _ in pages)
+        site_pages = Counter(gold_site for _, gold_site, _, _, _ in pages)
         scores: dict[str, list[float]] = {"all": [], ">=5": [], "<5": []}
-        for _, gold_site, blocks, gold_text in pages:
+        for _, gold_site, blocks, gold_text, repeated in pages:
             if not held_out(gold_site):
                 continue
             keep = model.keep(block_features(blocks)) if blocks else []
+            # As content.extract does: a kept block the site repeats goes too.
+            digests = plain_block_digests(b.text for b in blocks)
+            keep = [k and d not in repeated for k, d in zip(keep, digests, strict=True)]
             text = "\n".join(b.text for b, k in zip(blocks, keep, strict=True) if k)
             f1 = score_text(plain_text(text, False), gold_text).f1
             scores["all"].append(f1)

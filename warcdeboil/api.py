@@ -4,7 +4,7 @@ A page is a ``(url, html)`` pair, html as ``str`` or UTF-8 ``bytes``. ``fit`` le
 site exactly as the file pipeline does (same hashing, same pairing of URL-sorted neighbours);
 ``transform`` cleans pages with what was learned and never changes the fitted state, so calling
 it twice gives the same answer. With ``mode=Mode.CONTENT`` the text is each page's main content
-(``html=True`` documents still lose the template only).
+(``html=True`` documents still lose only the template and the repeated blocks).
 
 >>> nav = "<nav><ul><li>Home</li><li>About</li></ul></nav>"
 >>> pages = [(f"http://example.com/{i}", f"<body>{nav}<div>Story {i}</div></body>")

@@ -25,9 +25,7 @@ from importlib import resources
 from itertools import accumulate, repeat
 from operator import add, attrgetter, ge, itemgetter, mul, sub, truediv
 
-from xxhash import xxh3_64_intdigest
-
-from .dom import CODE, HEADINGS, ITEM, QUOTE, block_digest
+from .dom import CODE, HEADINGS, ITEM, QUOTE, block_digest, plain_block_digests
 from .errors import WarcDeboilError
 
 __all__ = [
@@ -285,7 +283,7 @@ def extract(
     blocks = split_blocks(marked)
     keep = select_blocks(blocks, model)
     if repeated:
-        digests = map(xxh3_64_intdigest, map(_utf8, map(_TEXT, blocks)))
+        digests = plain_block_digests(map(_TEXT, blocks))
         keep = [ok and digest not in repeated for ok, digest in zip(keep, digests, strict=True)]
     kept: list[Block] = []
     removed: dict[str, int] = {}
@@ -296,7 +294,3 @@ def extract(
             reason = removal_reason(block, repeated)
             removed[reason] = removed.get(reason, 0) + 1
     return Extraction(kept, removed)
-
-
-def _utf8(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections import deque
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter, methodcaller
 
@@ -35,6 +35,7 @@ __all__ = [
     "clean_html",
     "clean_text",
     "page_signature",
+    "plain_block_digests",
     "remove_repeated",
 ]
 
@@ -346,6 +347,12 @@ def block_digest(text: str) -> int:
     """
     words = _INLINE_AS_SPACE.sub(" ", text).split()
     return xxh3_64_intdigest(_utf8(" ".join(words))) if words else 0
+
+
+def plain_block_digests(texts: Iterable[str]) -> Iterator[int]:
+    """:func:`block_digest` of texts already normalised (no marks, single spaces, stripped), as
+    :attr:`warcdeboil.content.Block.text` is; the loop runs in C."""
+    return map(xxh3_64_intdigest, map(_utf8, texts))
 
 
 def remove_repeated(marked: bytes, repeated: Collection[int]) -> tuple[bytes, int]:
