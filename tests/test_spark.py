@@ -185,3 +185,42 @@ def test_command_line_runs_the_job_on_a_local_master(tmp_path: Path) -> None:
     assert summary["pages"] == expected.to_dict()["pages"] == 25
     assert summary["sites"] == 5
     _assert_same_outputs(local, tmp_path / "spark")
+
+
+def test_index_dataframe_groups_sites_in_the_local_order(spark) -> None:
+    """Pass 1's DataFrame, shuffled as the fit reads it: every site in one partition, its pages
+    in the order of the local engine's sorted index (site, URL key, file, offset)."""
+    from warcdeboil.index import decode_entry, sort_key
+    from warcdeboil.remote import discover
+    from warcdeboil.scan import ScanSpec, scan_pages
+    from warcdeboil.spark.engine import by_site_in_order, index_frame
+    from warcdeboil.spark.tasks import INDEX_COLUMNS, InputFile, TaskSettings, is_entry, scan_task
+    from warcdeboil.tally import Tally
+
+    options = Options(workers=1)
+    files = [InputFile(i, loc, rel) for i, (loc, rel) in enumerate(discover([str(FIXTURES)]))]
+    local = []
+    for file in files:
+        spec = ScanSpec(file.location, file.file_id, options.site_key, options.limits,
+                        options.fail_fast, options.structure)
+        local += [p.index for p in scan_pages(spec, Tally(file.location)) if p.index is not None]
+    local.sort(key=sort_key)
+    assert len({entry.site for entry in local}) > 3
+
+    rows = spark.sparkContext.parallelize(files, len(files)).flatMap(
+        lambda file: scan_task(TaskSettings(options, ""), file)).filter(is_entry)
+    frame = index_frame(spark, rows)
+    assert tuple(frame.columns) == INDEX_COLUMNS
+    shuffled = by_site_in_order(frame, 3).select("entry")
+    partitions = shuffled.rdd.glom().collect()
+    seen: dict[str, int] = {}
+    for number, partition in enumerate(partitions):
+        for row in partition:
+            site = decode_entry(row.entry).site
+            assert seen.setdefault(site, number) == number, f"{site} in two partitions"
+    for site in seen:
+        spark_order = [(e.url_key, e.file_id, e.offset)
+                       for e in map(decode_entry, (r.entry for r in partitions[seen[site]]))
+                       if e.site == site]
+        local_order = [(e.url_key, e.file_id, e.offset) for e in local if e.site == site]
+        assert spark_order == local_order

@@ -1,10 +1,12 @@
 """The Spark engine: the same two passes as the local engine, as Spark jobs.
 
 * **Pass 1** is a map over the input files: each task scans one file
-  (:func:`.tasks.scan_task`) and emits its index rows and its tally.
-* **Fit**: the site grouping is Spark's shuffle — rows repartitioned by site and sorted within
-  partitions by (site, URL key, file, offset), the local engine's sort key — and the fit is a
-  function over each partition (:func:`.tasks.fit_partition`, i.e. ``fit.fit_site``).
+  (:func:`.tasks.scan_task`) and emits its index rows and its tally. The rows are the index
+  DataFrame (:func:`index_frame`: site, URL key, file, offset, length, sort key, entry).
+* **Fit**: the site grouping is Spark's shuffle — the DataFrame repartitioned by site and sorted
+  within partitions by the index's key (site, URL key, file, offset: the local engine's order) —
+  and the fit is a function over each partition (:func:`.tasks.fit_partition`, i.e.
+  ``fit.fit_site``).
 * **Pass 2** is a map over the input files, each joined with the profiles of the sites it holds
   (a file's task gets only those) and cleaned by :func:`.tasks.apply_task`, i.e.
   ``apply.apply_file``. Pass 2 parses pages again instead of reading a page store: the outputs
@@ -30,24 +32,24 @@ from ..tally import Tally
 from .progress import StageMonitor
 from .session import build_session
 from .tasks import (
+    INDEX_COLUMNS,
     InputFile,
     TaskSettings,
     add_stats,
     apply_task,
-    entry_key,
     file_sites,
     fit_partition,
     fit_stats,
     fitted_profile,
+    index_row,
     is_entry,
     is_fitted,
     is_tally,
     scan_task,
-    site_partition,
     tally_of,
 )
 
-__all__ = ["IndexSelection", "input_files", "run_spark"]
+__all__ = ["IndexSelection", "by_site_in_order", "index_frame", "input_files", "run_spark"]
 
 log = logging.getLogger(__name__)
 
@@ -134,12 +136,9 @@ def _run(
     entries = scanned.filter(is_entry)
 
     # Fit: shuffle by site, sorted by the index's sort key, then fit each partition.
-    by_site = entries.map(entry_key).repartitionAndSortWithinPartitions(
-        partitions, partitionFunc=site_partition
-    )
-    profiles = by_site.mapPartitions(partial(fit_partition, options.fit)).persist(
-        StorageLevel.MEMORY_AND_DISK
-    )
+    by_site = by_site_in_order(index_frame(spark, entries), partitions)
+    fit = partial(fit_partition, options.fit)
+    profiles = by_site.select("entry").rdd.mapPartitions(fit).persist(StorageLevel.MEMORY_AND_DISK)
     with monitor.stage("fit", partitions):
         summary.fit = _action(lambda: profiles.map(fit_stats).fold(FitStats(), add_stats))
 
@@ -156,6 +155,30 @@ def _run(
     scanned.unpersist()
     profiles.unpersist()
     return summary
+
+
+def index_frame(spark: Any, entries: Any) -> Any:
+    """Pass 1's entry rows as the index DataFrame: a row per page, :data:`.tasks.INDEX_COLUMNS`."""
+    from pyspark.sql.types import (
+        BinaryType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
+
+    types = {"site": StringType(), "url_key": StringType(), "file_id": IntegerType(),
+             "offset": LongType(), "length": LongType(), "key": BinaryType(),
+             "entry": BinaryType()}
+    schema = StructType([StructField(name, types[name], False) for name in INDEX_COLUMNS])
+    return spark.createDataFrame(entries.map(index_row), schema, verifySchema=False)
+
+
+def by_site_in_order(index: Any, partitions: int) -> Any:
+    """The fit's shuffle: every site's rows in one of ``partitions`` partitions, each partition
+    sorted by the index's key (so a site's pages are consecutive, in the local engine's order)."""
+    return index.repartition(partitions, "site").sortWithinPartitions("key")
 
 
 def _file_id(file: InputFile) -> int:

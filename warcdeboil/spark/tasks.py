@@ -4,8 +4,9 @@ Each function wraps the library function the local engine calls for the same sta
 engines share one implementation of the algorithm:
 
 * :func:`scan_task` — pass 1 over one input: :func:`~warcdeboil.scan.scan_pages`, its index
-  entries as rows, and the file's tally as a last row;
-* :func:`fit_partition` — the fit over one shuffle partition, sorted by (site, URL):
+  entries as rows (:func:`index_row`: the columns of the index DataFrame), and the file's tally
+  as a last row;
+* :func:`fit_partition` — the fit over one shuffle partition, sorted by the index's key:
   :func:`~warcdeboil.fit.fit_site` per site, one profile row per site;
 * :func:`apply_task` — pass 2 over one input with the profiles of its own sites:
   :func:`~warcdeboil.apply.apply_file`, written locally and uploaded when the output is remote.
@@ -21,8 +22,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-
-from xxhash import xxh3_64_intdigest
 
 from ..apply import ApplyJob, apply_file
 from ..compression import Codec
@@ -40,7 +39,7 @@ __all__ = [
     "InputFile",
     "TaskSettings",
     "apply_task",
-    "entry_key",
+    "INDEX_COLUMNS",
     "file_sites",
     "fit_partition",
     "fit_stats",
@@ -48,8 +47,8 @@ __all__ = [
     "is_entry",
     "is_fitted",
     "is_tally",
+    "index_row",
     "scan_task",
-    "site_partition",
     "tally_of",
 ]
 
@@ -58,7 +57,13 @@ log = logging.getLogger(__name__)
 ENTRY = 0
 TALLY = 1
 ScanRow = tuple[Any, ...]
-"""``(ENTRY, site, file_id, sort key, encoded entry)`` or ``(TALLY, file_id, tally)``."""
+"""``(ENTRY, site, file_id, sort key, encoded entry, URL key, offset, length)`` or
+``(TALLY, file_id, tally)``."""
+INDEX_COLUMNS = ("site", "url_key", "file_id", "offset", "length", "key", "entry")
+"""The index DataFrame's columns (:func:`index_row`): ``key`` is the index's sort key
+(:func:`~warcdeboil.index.sort_key`: site, URL key, file, offset — the local engine's order) and
+``entry`` the encoded entry the fit reads (URL and subtree, block and text digests)."""
+IndexRow = tuple[str, str, int, int, int, bytes, bytes]
 ProfileRow = tuple[str, int, int, bytes, bytes]
 """``(site, pages, pairs, template, repeated)``: one site's profile (digests as stored)."""
 
@@ -96,7 +101,8 @@ def scan_task(
     for page in scan_pages(spec, tally):
         entry = page.index
         if entry is not None:
-            yield (ENTRY, entry.site, entry.file_id, sort_key(entry), encode_entry(entry))
+            yield (ENTRY, entry.site, entry.file_id, sort_key(entry), encode_entry(entry),
+                   entry.url_key, entry.offset, entry.length)
     if count is not None:
         count(tally.records)
     yield (TALLY, file.file_id, tally)
@@ -114,9 +120,22 @@ def tally_of(row: ScanRow) -> tuple[int, Tally]:
     return row[1], row[2]
 
 
-def entry_key(row: ScanRow) -> tuple[bytes, bytes]:
-    """(sort key, encoded entry): what the shuffle sorts."""
-    return row[3], row[4]
+def index_row(row: ScanRow) -> IndexRow:
+    """An entry row as a row of the index DataFrame (:data:`INDEX_COLUMNS`).
+
+    Its ``site`` and ``url_key`` columns are for people and partitioning: text a URL held as
+    undecodable bytes shows there as U+FFFD. The fit reads the exact values from ``entry``, and
+    the order from ``key``.
+    """
+    return (_shown(row[1]), _shown(row[5]), row[2], row[6], row[7], row[3], row[4])
+
+
+def _shown(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return text
 
 
 def file_sites(row: ScanRow) -> tuple[str, int]:
@@ -124,18 +143,13 @@ def file_sites(row: ScanRow) -> tuple[str, int]:
     return row[1], row[2]
 
 
-def site_partition(key: bytes) -> int:
-    """The shuffle partition of a sort key: by its site (the key's first field), so that all
-    of a site's pages meet in one partition. Stable across processes and machines."""
-    return xxh3_64_intdigest(key.partition(b"\0")[0])
-
-
 # -- fit ---------------------------------------------------------------------------------------
 
 
-def fit_partition(params: FitParams, rows: Iterable[tuple[bytes, bytes]]) -> Iterator[ProfileRow]:
-    """Fit every site of one partition, whose rows come sorted by (site, URL, file, offset)."""
-    entries = (decode_entry(payload) for _, payload in rows)
+def fit_partition(params: FitParams, rows: Iterable[Sequence[bytes]]) -> Iterator[ProfileRow]:
+    """Fit every site of one partition. Its rows hold one encoded entry each and come sorted by
+    (site, URL, file, offset): a site's pages are consecutive, in the local engine's order."""
+    entries = (decode_entry(row[0]) for row in rows)
     for site, pages in group_by_site(entries):
         profile = fit_site(site, pages, params)
         yield (profile.site, profile.pages, profile.pairs, encode_hashes(profile.template),
