@@ -97,6 +97,56 @@ def test_without_sites_every_record_is_selected(tmp_path: Path) -> None:
     assert sum(map(len, read_selection(str(index), SiteFilter()).values())) == len(_responses())
 
 
+def write_cc_parquet(path: Path, rows_per_group: int = 4) -> Path:
+    """The fixture crawl as Common Crawl's columnar index names it: one Parquet file, small row
+    groups (so that the site filter can skip some by their statistics), sorted by SURT key."""
+    pq = pytest.importorskip("pyarrow.parquet", reason="needs pyarrow (the spark extra)")
+    import pyarrow as pa
+
+    rows = sorted(
+        (".".join(reversed(_host(url).split("."))) + f")/{i}", _host(url),
+         ".".join(_host(url).split(".")[-2:]),
+         name, offset, length)
+        for i, (name, offset, length, url) in enumerate(_responses())
+    )
+    names = ["url_surtkey", "url_host_name", "url_host_registered_domain", "warc_filename",
+             "warc_record_offset", "warc_record_length"]
+    table = pa.table({name: [row[i] for row in rows] for i, name in enumerate(names)})
+    pq.write_table(table, path, row_group_size=rows_per_group)
+    return path
+
+
+def test_a_parquet_index_selects_the_records_of_the_chosen_sites(tmp_path: Path) -> None:
+    index = write_cc_parquet(tmp_path / "part-00000.parquet")
+    sites = SiteFilter.load(str(write_sites(tmp_path / "sites.txt")))
+    assert index_kind(str(index)) == "parquet"
+    assert read_selection(str(index), sites) == _expected_spans()
+    everything = read_selection(str(index), SiteFilter())
+    assert sum(map(len, everything.values())) == len(_responses())
+
+
+def test_a_parquet_directory_is_read_in_batches(tmp_path: Path, monkeypatch) -> None:
+    import warcdeboil.selection as selection
+
+    root = tmp_path / "cc-index"
+    directory = root / "crawl=CC-MAIN-2024-33" / "subset=warc"
+    directory.mkdir(parents=True)
+    write_cc_parquet(directory / "part-00000.parquet")
+    monkeypatch.setattr(selection, "PARQUET_BATCH_ROWS", 3)
+    sites = SiteFilter.load(str(write_sites(tmp_path / "sites.txt")))
+    assert read_selection(str(root), sites) == _expected_spans()
+
+
+def test_a_parquet_file_without_the_index_columns_is_refused(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet", reason="needs pyarrow (the spark extra)")
+    import pyarrow as pa
+
+    path = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"url": ["https://example.com/"]}), path)
+    with pytest.raises(ConfigError, match="other.parquet: not a Common Crawl columnar index"):
+        read_selection(str(path), SiteFilter())
+
+
 def test_a_cdx_without_offsets_is_refused(tmp_path: Path) -> None:
     index = tmp_path / "nine.cdx"
     index.write_text(" CDX N b a m s k r M g\ncom,x)/ 2024 http://x.com/ t 200 A - - a.warc\n")

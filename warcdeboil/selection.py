@@ -31,7 +31,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from .errors import ConfigError, InputError
 from .reader import Span
@@ -220,26 +220,53 @@ def read_cdx(location: str, sites: SiteFilter) -> Iterator[SelectedRecord]:
 
 
 def read_parquet(location: str, sites: SiteFilter) -> Iterator[SelectedRecord]:
-    """The records Common Crawl's columnar index names, of the kept sites (needs pyarrow)."""
+    """The records Common Crawl's columnar index names, of the kept sites (needs pyarrow).
+
+    ``location`` is one Parquet file or a directory of them (a crawl's ``subset=warc/``). The
+    index is read in batches of rows, never whole; the site filter goes down to the reader as a
+    filter on the host and registered-domain columns, so row groups whose statistics rule them out
+    are skipped, and the exact test (``www.`` and case) is applied to the rows that come back.
+    """
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.dataset as ds
     except ImportError:
         raise ConfigError(
-            f"{location}: reading a Parquet index needs pyarrow (pip install pyarrow), "
-            "or use --engine spark"
+            f"{location}: reading a Parquet index needs pyarrow (pip install 'warcdeboil[spark]' "
+            "or pip install pyarrow), or use --engine spark"
         ) from None
+    import pyarrow as pa
+
     try:
-        table = pq.read_table(location if is_remote(location) else local_path(location),
-                              columns=list(CC_INDEX_COLUMNS))
-    except (OSError, ValueError, KeyError) as exc:
+        dataset = ds.dataset(location if is_remote(location) else local_path(location),
+                             format="parquet", partitioning="hive")
+        batches = dataset.to_batches(columns=list(CC_INDEX_COLUMNS),
+                                     filter=_parquet_filter(ds, sites),
+                                     batch_size=PARQUET_BATCH_ROWS)
+        for batch in batches:
+            columns = [batch.column(name).to_pylist() for name in CC_INDEX_COLUMNS]
+            for host, domain, filename, offset, length in zip(*columns, strict=True):
+                if filename is not None and offset is not None and length is not None and \
+                        sites.keeps_host(host, domain):
+                    yield SelectedRecord(filename, int(offset), int(length))
+    except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
         raise ConfigError(f"{location}: not a Common Crawl columnar index ({exc})") from exc
-    columns = table.to_pydict()
-    for host, domain, filename, offset, length in zip(
-        *(columns[name] for name in CC_INDEX_COLUMNS), strict=True
-    ):
-        if filename is not None and offset is not None and length is not None and \
-                sites.keeps_host(host, domain):
-            yield SelectedRecord(filename, int(offset), int(length))
+
+
+# Rows of the columnar index converted to Python at a time: ~5 columns of short strings and
+# integers, a few MB per batch (pyarrow's own default is 131,072 rows).
+PARQUET_BATCH_ROWS = 65_536
+
+
+def _parquet_filter(ds: Any, sites: SiteFilter) -> Any:
+    """A pyarrow filter that keeps at least the rows :meth:`SiteFilter.keeps_host` keeps (None:
+    all rows). Common Crawl writes hosts and domains in lower case, as the filter holds them."""
+    if not sites.sites:
+        return None
+    names = sorted(sites.sites)
+    hosts = names + [f"www.{name}" for name in names]
+    return ds.field("url_host_name").isin(hosts) | ds.field("url_host_registered_domain").isin(
+        names
+    )
 
 
 def group_spans(records: Iterable[SelectedRecord]) -> Selection:
