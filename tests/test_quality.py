@@ -29,11 +29,14 @@ def test_dragnet_template_removal_keeps_recall_and_beats_deboiler_precision(
     assert report.missing == 0
     assert report.overall.recall >= 0.95
     # The original deboiler: precision 0.686 on pages of sites with >= 5 pages (shared/eval).
-    assert report.large_sites.precision > 0.69
+    # warcdeboil, measured 2026-11-22: 0.729 (0.694 before repeated blocks); floor a little below.
+    assert report.large_sites.precision > 0.72
     assert report.large_sites.recall >= 0.95
 
 
-@pytest.mark.parametrize(("name", "precision"), [("cleanportaleval", 0.74), ("l3s-gn1", 0.729)])
+# Precision on sites with >= 5 pages: deboiler 0.740 and 0.729; warcdeboil, measured
+# 2026-11-22, 0.804 and 0.774 (0.763 and 0.747 before repeated blocks). Floors a little below.
+@pytest.mark.parametrize(("name", "precision"), [("cleanportaleval", 0.795), ("l3s-gn1", 0.765)])
 def test_smaller_sets_beat_deboiler_precision(tmp_path: Path, name: str, precision: float) -> None:
     report = run(name, tmp_path, Mode.TEMPLATE)
     assert report.large_sites.recall >= 0.95
