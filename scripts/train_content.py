@@ -27,11 +27,16 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from statistics import mean
 
-from warcdeboil.content import FEATURE_NAMES, ContentModel, block_features, split_blocks
+from warcdeboil.content import (
+    FEATURE_NAMES,
+    ContentModel,
+    block_features,
+    extract_blocks,
+    split_blocks,
+)
 from warcdeboil.dom import (
     analyse,
     page_signature,
-    plain_block_digests,
     plain_text,
     remove_template,
 )
@@ -145,11 +150,8 @@ def main() -> None:
         for _, gold_site, blocks, gold_text, repeated in pages:
             if not held_out(gold_site):
                 continue
-            keep = model.keep(block_features(blocks)) if blocks else []
-            # As content.extract does: a kept block the site repeats goes too.
-            digests = plain_block_digests(b.text for b in blocks)
-            keep = [k and d not in repeated for k, d in zip(keep, digests, strict=True)]
-            text = "\n".join(b.text for b, k in zip(blocks, keep, strict=True) if k)
+            # What content mode does to the page (the model, then the site's repeated blocks).
+            text = extract_blocks(blocks, model, repeated=repeated).text
             f1 = score_text(plain_text(text, False), gold_text).f1
             scores["all"].append(f1)
             scores[">=5" if site_pages[gold_site] >= 5 else "<5"].append(f1)

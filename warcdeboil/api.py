@@ -88,12 +88,12 @@ class Deboiler:
             template = profile.template if profile else frozenset()
             repeated = profile.repeated if profile else frozenset()
             page = analyse(markup, structure=self.mode is Mode.CONTENT)
-            marked, _, removed = remove_template(page, template)
+            marked_bytes, _, removed = remove_template(page, template)
+            marked = marked_bytes.decode("utf-8", "surrogatepass")
             if self.mode is Mode.CONTENT:
-                text = extract(marked.decode("utf-8", "surrogatepass"), repeated=repeated).text
+                text = extract(marked, repeated=repeated).text
             else:
-                marked, _ = remove_repeated(marked, repeated)
-                text = plain_text(marked.decode("utf-8", "surrogatepass"), page.structured)
+                text = plain_text(remove_repeated(marked, repeated)[0], page.structured)
             document = clean_html(markup, page, template, repeated) if html else None
             yield CleanPage(url, site, page.title, text, document, removed)
 

@@ -231,13 +231,14 @@ def _emit(
     template = profile.template if profile is not None else frozenset()
     repeated = profile.repeated if profile is not None else frozenset()
     marked_bytes, html_bytes, removed = remove_template(entry.page, template)
+    marked = marked_bytes.decode("utf-8", "surrogatepass")
     content: Extraction | None = None
     if mode is Mode.CONTENT:
-        content = extract(marked_bytes.decode("utf-8", "surrogatepass"), repeated=repeated)
+        content = extract(marked, repeated=repeated)
     else:
-        marked_bytes, n_repeated = remove_repeated(marked_bytes, repeated)
+        marked, n_repeated = remove_repeated(marked, repeated)
         if entry.page.structured:
-            blocks = split_blocks(marked_bytes.decode("utf-8", "surrogatepass"))
+            blocks = split_blocks(marked)
             content = Extraction(blocks, {REPEATED_BLOCK: n_repeated} if n_repeated else {})
         else:
             tally.removed_blocks += n_repeated
@@ -245,7 +246,6 @@ def _emit(
         cleaned = CleanText(content.text, html_bytes, removed)
         tally.removed_blocks += sum(content.removed.values())
     else:
-        marked = marked_bytes.decode("utf-8", "surrogatepass")
         cleaned = CleanText(plain_text(marked, entry.page.structured), html_bytes, removed)
     tally.cleaned += 1
     tally.removed_subtrees += cleaned.removed

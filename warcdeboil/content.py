@@ -25,7 +25,7 @@ from importlib import resources
 from itertools import accumulate, repeat
 from operator import add, attrgetter, ge, itemgetter, mul, sub, truediv
 
-from .dom import CODE, HEADINGS, ITEM, QUOTE, block_digest, plain_block_digests
+from .dom import BLOCK_SPLIT, CODE, HEADINGS, INLINE_MARK, ITEM, QUOTE, plain_block_digests
 from .errors import WarcDeboilError
 
 __all__ = [
@@ -34,6 +34,8 @@ __all__ = [
     "FEATURE_NAMES",
     "REPEATED_BLOCK",
     "block_features",
+    "extract",
+    "extract_blocks",
     "feature_columns",
     "load_model",
     "select_blocks",
@@ -45,9 +47,8 @@ KIND_ITEM, KIND_QUOTE, KIND_CODE = 7, 8, 9
 _KINDS = {mark: level for level, mark in enumerate(HEADINGS, start=1)}
 _KINDS.update({ITEM: KIND_ITEM, QUOTE: KIND_QUOTE, CODE: KIND_CODE})
 _OPEN_MARK, _CLOSE_MARK = "\ufdd0", "\ufdd1"
-_SPLIT = re.compile("([\ufdd0-\ufdd2\ufdd5-\ufddb\ufddd\ufdde])")
 _LINKED = re.compile("\ufdd3([^\ufdd3\ufdd4]*)")
-_inline_as_space = partial(re.compile("[\ufdd3\ufdd4\ufddc\ufddf\ufde0]").sub, " ")
+_inline_as_space = partial(INLINE_MARK.sub, " ")
 # A block that ends as sentences end, in the scripts we know of.
 _SENTENCE_END = re.compile("[.!?\u3002\uff01\uff1f\u2026:;\"\u201d\u00bb)\u061f\u0964]$")
 
@@ -75,7 +76,7 @@ def split_blocks(marked: str) -> list[Block]:
     """The blocks of a page's marked text (template already removed)."""
     # The text between block marks, normalised with the loops in C (map over sub, split,
     # join); only the walk over the marks, which tracks kind and ancestors, is Python.
-    parts = _SPLIT.split(marked)
+    parts = BLOCK_SPLIT.split(marked)
     texts = parts[0::2]
     marks = parts[1::2]
     plains = list(map(" ".join, map(str.split, map(_inline_as_space, texts))))
@@ -244,11 +245,9 @@ LINK_DENSE = 0.5  # share of a block's characters inside links
 REPEATED_BLOCK = "repeated_block"
 
 
-def removal_reason(block: Block, repeated: Collection[int] = ()) -> str:
-    """Why a block the model dropped went: its text recurs across the site (``repeated``, the
-    site profile's block digests), most of it is links, it is short, or it reads as boilerplate."""
-    if repeated and block_digest(block.text) in repeated:
-        return REPEATED_BLOCK
+def removal_reason(block: Block) -> str:
+    """Why a block the model dropped went (one the site repeats is named by the caller, which
+    knows the digests): most of it is links, it is short, or it reads as boilerplate."""
     if block.chars and block.link_chars >= LINK_DENSE * block.chars:
         return "link_dense_block"
     if block.chars < SHORT_BLOCK_CHARS:
@@ -271,7 +270,15 @@ class Extraction:
 def extract(
     marked: str, model: ContentModel | None = None, *, repeated: Collection[int] = ()
 ) -> Extraction:
-    """Main content of a page's marked text (template already removed).
+    """Main content of a page's marked text (template already removed): :func:`extract_blocks`
+    over :func:`split_blocks`."""
+    return extract_blocks(split_blocks(marked), model, repeated=repeated)
+
+
+def extract_blocks(
+    blocks: list[Block], model: ContentModel | None = None, *, repeated: Collection[int] = ()
+) -> Extraction:
+    """The blocks of a page that are its main content, and the others counted by reason.
 
     The model judges every block in its page; then a kept block the site repeats (its digest in
     ``repeated``) goes too. After the model, not before: removed first, they change their
@@ -280,17 +287,17 @@ def extract(
     (0.854 -> 0.853, 0.804 -> 0.805, l3s-gn1 0.957 -> 0.958) and precision rises. Gold texts
     keep some repeated bylines and "about us" paragraphs, which is why it does not rise more.
     """
-    blocks = split_blocks(marked)
     keep = select_blocks(blocks, model)
     if repeated:
-        digests = plain_block_digests(map(_TEXT, blocks))
-        keep = [ok and digest not in repeated for ok, digest in zip(keep, digests, strict=True)]
+        is_repeated = [d in repeated for d in plain_block_digests(map(_TEXT, blocks))]
+    else:
+        is_repeated = [False] * len(blocks)
     kept: list[Block] = []
     removed: dict[str, int] = {}
-    for block, ok in zip(blocks, keep, strict=True):
-        if ok:
+    for block, ok, again in zip(blocks, keep, is_repeated, strict=True):
+        if ok and not again:
             kept.append(block)
         else:
-            reason = removal_reason(block, repeated)
+            reason = REPEATED_BLOCK if again else removal_reason(block)
             removed[reason] = removed.get(reason, 0) + 1
     return Extraction(kept, removed)

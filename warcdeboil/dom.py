@@ -27,7 +27,9 @@ from selectolax.lexbor import LexborNode as Node
 from xxhash import xxh3_64_intdigest
 
 __all__ = [
+    "BLOCK_SPLIT",
     "CANDIDATE_TAGS",
+    "INLINE_MARK",
     "PageSignature",
     "PageText",
     "analyse",
@@ -99,10 +101,11 @@ _ANY_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\xaf]")
 # Marks that end a text block (line): the candidate and line marks, and those before headings,
 # list items, quotes and code.
 _BLOCK_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\x92\x95-\x9b\x9d\x9e]")
-# Block boundaries and inline marks (links, cells, emphasis: inside a block, each is a space)
-# in decoded text, as content.split_blocks splits and normalises it.
-_BLOCK_SPLIT = re.compile("([\ufdd0-\ufdd2\ufdd5-\ufddb\ufddd\ufdde])")
-_INLINE_AS_SPACE = re.compile("[\ufdd3\ufdd4\ufddc\ufddf\ufde0]")
+# Block boundaries (captured by split: text at even indexes, marks between) and inline marks
+# (links, cells, emphasis: inside a block, each is a space) in decoded marked text. Every reader
+# of blocks uses these two: the fit's digests, content.split_blocks, remove_repeated.
+BLOCK_SPLIT = re.compile("([\ufdd0-\ufdd2\ufdd5-\ufddb\ufddd\ufdde])")
+INLINE_MARK = re.compile("[\ufdd3\ufdd4\ufddc\ufddf\ufde0]")
 _LINE_BYTES = LINE.encode()
 # A byte that is neither a space nor part of a marker (U+FDD0..U+FDEF are EF B7 90..AF).
 _TEXT_BYTE = re.compile(b"[^ \xef\xb7\x90-\xaf]")
@@ -319,8 +322,8 @@ def page_signature(page: PageText) -> PageSignature:
     # block_digest of every block, with the loops in C (map over split, join, encode, hash).
     text = page.marked.decode("utf-8", "surrogatepass")
     if page.structured:
-        text = _INLINE_AS_SPACE.sub(" ", text)
-    words = map(str.split, _BLOCK_SPLIT.split(text)[0::2])
+        text = INLINE_MARK.sub(" ", text)
+    words = map(str.split, BLOCK_SPLIT.split(text)[0::2])
     texts = set(map(xxh3_64_intdigest, map(_utf8, map(" ".join, words))))
     texts.discard(_EMPTY_DIGEST)
     digests = array("Q", sorted(texts)[:MAX_TEXT_DIGESTS])
@@ -345,7 +348,7 @@ def block_digest(text: str) -> int:
     >>> block_digest("   ")
     0
     """
-    words = _INLINE_AS_SPACE.sub(" ", text).split()
+    words = INLINE_MARK.sub(" ", text).split()
     return xxh3_64_intdigest(_utf8(" ".join(words))) if words else 0
 
 
@@ -355,18 +358,18 @@ def plain_block_digests(texts: Iterable[str]) -> Iterator[int]:
     return map(xxh3_64_intdigest, map(_utf8, texts))
 
 
-def remove_repeated(marked: bytes, repeated: Collection[int]) -> tuple[bytes, int]:
+def remove_repeated(marked: str, repeated: Collection[int]) -> tuple[str, int]:
     """The marked text without the text blocks whose digest is in ``repeated`` (the blocks a
     site repeats on many pages), and how many blocks went."""
     if not repeated or not marked:
         return marked, 0
-    parts = _BLOCK_SPLIT.split(marked.decode("utf-8", "surrogatepass"))
+    parts = BLOCK_SPLIT.split(marked)
     removed = 0
     for i in range(0, len(parts), 2):  # text at even indexes, marks between them
         if parts[i] and block_digest(parts[i]) in repeated:
             parts[i] = ""
             removed += 1
-    return (_utf8("".join(parts)) if removed else marked), removed
+    return ("".join(parts) if removed else marked), removed
 
 
 def _doomed(page: PageText, template: Collection[int]) -> set[int]:
