@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .compression import Codec
-from .content import KIND_ITEM, REPEATED_BLOCK, Block, Extraction, extract, split_blocks
+from .content import KIND_ITEM, Block, Extraction, extract, split_blocks, without_repeated
 from .dom import CleanText, analyse, clean_html, plain_text, remove_repeated, remove_template
 from .errors import ConfigError, InputError, RecordError
 from .fit import SiteProfile
@@ -235,13 +235,11 @@ def _emit(
     content: Extraction | None = None
     if mode is Mode.CONTENT:
         content = extract(marked, repeated=repeated)
+    elif entry.page.structured:
+        content = without_repeated(split_blocks(marked), repeated)
     else:
         marked, n_repeated = remove_repeated(marked, repeated)
-        if entry.page.structured:
-            blocks = split_blocks(marked)
-            content = Extraction(blocks, {REPEATED_BLOCK: n_repeated} if n_repeated else {})
-        else:
-            tally.removed_blocks += n_repeated
+        tally.removed_blocks += n_repeated
     if content is not None:
         cleaned = CleanText(content.text, html_bytes, removed)
         tally.removed_blocks += sum(content.removed.values())

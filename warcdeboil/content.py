@@ -38,8 +38,10 @@ __all__ = [
     "extract_blocks",
     "feature_columns",
     "load_model",
+    "repeated_blocks",
     "select_blocks",
     "split_blocks",
+    "without_repeated",
 ]
 
 # Block kinds, as in Block.kind: 0 plain text, 1..6 headings, then these.
@@ -267,6 +269,21 @@ class Extraction:
         return "\n".join(block.text for block in self.blocks)
 
 
+def repeated_blocks(blocks: list[Block], repeated: Collection[int]) -> list[bool]:
+    """Which blocks the site repeats (their digest in ``repeated``, the site profile's)."""
+    if not repeated:
+        return [False] * len(blocks)
+    return [digest in repeated for digest in plain_block_digests(map(_TEXT, blocks))]
+
+
+def without_repeated(blocks: list[Block], repeated: Collection[int]) -> Extraction:
+    """Every block but those the site repeats (template mode's blocks), counted as removed."""
+    kept = [b for b, again in zip(blocks, repeated_blocks(blocks, repeated), strict=True)
+            if not again]
+    dropped = len(blocks) - len(kept)
+    return Extraction(kept, {REPEATED_BLOCK: dropped} if dropped else {})
+
+
 def extract(
     marked: str, model: ContentModel | None = None, *, repeated: Collection[int] = ()
 ) -> Extraction:
@@ -288,10 +305,7 @@ def extract_blocks(
     keep some repeated bylines and "about us" paragraphs, which is why it does not rise more.
     """
     keep = select_blocks(blocks, model)
-    if repeated:
-        is_repeated = [d in repeated for d in plain_block_digests(map(_TEXT, blocks))]
-    else:
-        is_repeated = [False] * len(blocks)
+    is_repeated = repeated_blocks(blocks, repeated)
     kept: list[Block] = []
     removed: dict[str, int] = {}
     for block, ok, again in zip(blocks, keep, is_repeated, strict=True):
