@@ -25,7 +25,18 @@ from importlib import resources
 from itertools import accumulate, repeat
 from operator import add, attrgetter, ge, itemgetter, mul, sub, truediv
 
-from .dom import BLOCK_SPLIT, CODE, HEADINGS, INLINE_MARK, ITEM, QUOTE, plain_block_digests
+from .dom import (
+    BLOCK_SPLIT,
+    CODE,
+    HEADINGS,
+    INLINE_MARK,
+    ITEM,
+    QUOTE,
+    ROLE_CLOSE,
+    ROLE_OPEN,
+    ROLES,
+    plain_block_digests,
+)
 from .errors import WarcDeboilError
 
 __all__ = [
@@ -49,6 +60,8 @@ KIND_ITEM, KIND_QUOTE, KIND_CODE = 7, 8, 9
 _KINDS = {mark: level for level, mark in enumerate(HEADINGS, start=1)}
 _KINDS.update({ITEM: KIND_ITEM, QUOTE: KIND_QUOTE, CODE: KIND_CODE})
 _OPEN_MARK, _CLOSE_MARK = "\ufdd0", "\ufdd1"
+_ROLE_OPENS = {mark: role for role, mark in enumerate(ROLE_OPEN)}
+_ROLE_CLOSES = {mark: role for role, mark in enumerate(ROLE_CLOSE)}
 _LINKED = re.compile("\ufdd3([^\ufdd3\ufdd4]*)")
 _inline_as_space = partial(INLINE_MARK.sub, " ")
 # A block that ends as sentences end, in the scripts we know of.
@@ -72,6 +85,7 @@ class Block:
     link_chars: int  # of which inside links
     ancestors: tuple[int, ...]  # ids of the candidate subtrees it lies in, outermost first
     marked: str = field(repr=False, default="")  # the block's text with its inline marks
+    roles: int = 0  # bit r set: the block lies in an element of role r (see dom.ROLE_OPEN)
 
 
 def split_blocks(marked: str) -> list[Block]:
@@ -87,6 +101,8 @@ def split_blocks(marked: str) -> list[Block]:
     ancestors: tuple[int, ...] = (0,)
     next_id = 1
     kind = 0
+    roles = 0
+    depths = [0] * ROLES  # open elements of each role around the current block
     n_marks = len(marks)
     for i, plain in enumerate(plains):
         if plain:
@@ -97,10 +113,20 @@ def split_blocks(marked: str) -> list[Block]:
                 for run in _LINKED.findall(text):
                     linked += len(run) - run.count(" ")
                 linked = min(linked, chars)
-            blocks.append(Block(plain, kind, chars, linked, ancestors, text))
+            blocks.append(Block(plain, kind, chars, linked, ancestors, text, roles))
         if i < n_marks:
             mark = marks[i]
-            if mark == _OPEN_MARK:
+            if mark in _ROLE_OPENS:  # a role mark leaves the block kind as it is
+                role = _ROLE_OPENS[mark]
+                depths[role] += 1
+                roles |= 1 << role
+            elif mark in _ROLE_CLOSES:
+                role = _ROLE_CLOSES[mark]
+                if depths[role]:
+                    depths[role] -= 1
+                    if not depths[role]:
+                        roles &= ~(1 << role)
+            elif mark == _OPEN_MARK:
                 stack.append(next_id)
                 next_id += 1
                 ancestors = tuple(stack)
@@ -123,6 +149,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "parent_share", "parent_link_density", "in_best_parent",
     "distance_to_largest", "log_page_chars", "share",
     "in_best_subtree", "best_subtree_share", "depth",
+    "in_comments", "in_aside", "in_chrome", "in_meta", "in_main",
 )
 
 
@@ -186,7 +213,20 @@ def feature_columns(blocks: list[Block]) -> list[list[float]]:
         [1.0 if best_subtree in nodes else 0.0 for nodes in ancestors],
         [subtree[best_subtree] / total] * n,
         list(map(float, map(len, ancestors))),
+        *_role_columns(blocks),
     ]
+
+
+_ROLES = attrgetter("roles")
+
+
+def _role_columns(blocks: list[Block]) -> list[list[float]]:
+    """Per role, 1.0 for the blocks inside an element of that role."""
+    roles = list(map(_ROLES, blocks))
+    if not any(roles):
+        zeros = [0.0] * len(blocks)
+        return [zeros] * ROLES
+    return [[1.0 if r & (1 << role) else 0.0 for r in roles] for role in range(ROLES)]
 
 
 def block_features(blocks: list[Block]) -> list[list[float]]:

@@ -92,19 +92,65 @@ _AFTER = {"td": CELL, "th": CELL, "strong": STRONG, "b": STRONG, "em": EMPHASIS,
           "i": EMPHASIS, "a": LINK_CLOSE}
 _BEFORE_SELECTOR = ", ".join(_BEFORE)
 _AFTER_SELECTOR = ", ".join(_AFTER)
+
+# Role marks (also only with ``structure=True``): a pair of marks around every block-level element
+# that names its role, in its tag, its ARIA role or the words of its class and id — what a page's
+# author says a part of it is. Content mode reads them as features of the blocks inside; they
+# are block boundaries, and the candidate hashes never see them (attributes stay out of the
+# template). Each role: its marks, then the selector that finds its elements. The words are the
+# ones page templates commonly use for these parts; the model weighs them, these only name them.
+ROLE_COMMENTS = 0  # readers' comments and replies
+ROLE_ASIDE = 1  # sidebars, related and recommended links, sharing, promotion, newsletters
+ROLE_CHROME = 2  # navigation, site header and footer, breadcrumbs, cookie notices
+ROLE_META = 3  # bylines, dates, tags, captions and credits
+ROLE_MAIN = 4  # the article itself
+ROLES = 5
+ROLE_OPEN = tuple(chr(0xFDE1 + 2 * role) for role in range(ROLES))
+ROLE_CLOSE = tuple(chr(0xFDE2 + 2 * role) for role in range(ROLES))
+
+
+def _words_selector(words: str, *extra: str) -> str:
+    """Elements whose class or id holds one of ``words`` (case-insensitive), or ``extra``."""
+    parts = [f"[{name}*={word} i]" for word in words.split() for name in ("class", "id")]
+    return ", ".join([*extra, *parts])
+
+
+_ROLE_SELECTORS = (
+    _words_selector("comment disqus respond reply discussion"),
+    _words_selector(
+        "sidebar widget related recommend share sharing social promo sponsor advert newsletter "
+        "subscri signup popular trending most-read mostread teaser outbrain taboola",
+        "aside", "[role=complementary]",
+    ),
+    _words_selector(
+        "nav menu footer masthead breadcrumb cookie consent banner skip toolbar",
+        "nav", "footer", "[role=navigation]", "[role=contentinfo]", "[role=banner]",
+    ),
+    _words_selector("byline author date timestamp tags caption credit meta",
+                    "figcaption", "time"),
+    _words_selector("article story entry post-body post-content main-content articlebody",
+                    "article", "main", "[role=main]", "[itemprop=articleBody]"),
+)
+# Only block-level elements get role marks (a mark is a block boundary: one around a link would
+# cut its sentence in two).
+_ROLE_TAGS = frozenset({
+    "div", "section", "aside", "article", "main", "header", "footer", "nav", "ul", "ol", "li",
+    "dl", "table", "form", "figure", "figcaption", "p", "blockquote", "details", "menu",
+})
 _MARK_BYTES = len(OPEN.encode())
 _CANDIDATE_MARK_BYTES = re.compile(b"\xef\xb7[\x90\x91]")
 _ANY_MARK = re.compile("[\ufdd0-\ufdef]")
-_BLOCK_START_MARKS = re.compile("[\ufdd5-\ufddb\ufddd\ufdde]")
+_BLOCK_START_MARKS = re.compile("[\ufdd5-\ufddb\ufddd\ufdde\ufde1-\ufdea]")
 _INLINE_MARKS = re.compile("[\ufdd3\ufdd4\ufddf\ufde0]")
 _ANY_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\xaf]")
-# Marks that end a text block (line): the candidate and line marks, and those before headings,
-# list items, quotes and code.
-_BLOCK_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\x92\x95-\x9b\x9d\x9e]")
+# Marks that end a text block (line): the candidate and line marks, those before headings,
+# list items, quotes and code, and the role marks.
+_BLOCK_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\x92\x95-\x9b\x9d\x9e\xa1-\xaa]")
+_ROLE_MARK_BYTES = re.compile(b" ?\xef\xb7[\xa1-\xaa]")
 # Block boundaries (captured by split: text at even indexes, marks between) and inline marks
 # (links, cells, emphasis: inside a block, each is a space) in decoded marked text. Every reader
 # of blocks uses these two: the fit's digests, content.split_blocks, remove_repeated.
-BLOCK_SPLIT = re.compile("([\ufdd0-\ufdd2\ufdd5-\ufddb\ufddd\ufdde])")
+BLOCK_SPLIT = re.compile("([\ufdd0-\ufdd2\ufdd5-\ufddb\ufddd\ufdde\ufde1-\ufdea])")
 INLINE_MARK = re.compile("[\ufdd3\ufdd4\ufddc\ufddf\ufde0]")
 _LINE_BYTES = LINE.encode()
 # A byte that is neither a space nor part of a marker (U+FDD0..U+FDEF are EF B7 90..AF).
@@ -206,6 +252,12 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
 
 
 def _insert_structure_marks(body: Node) -> None:
+    # Role marks first: the structure marks inserted next sit inside them, next to their element.
+    for role, selector in enumerate(_ROLE_SELECTORS):
+        for node in body.css(selector):
+            if node.tag in _ROLE_TAGS:
+                node.insert_before(ROLE_OPEN[role])
+                node.insert_after(ROLE_CLOSE[role])
     before = body.css(_BEFORE_SELECTOR)
     insert_before = type(body).insert_before
     deque(map(insert_before, before, map(_BEFORE.__getitem__, map(_TAG, before))), maxlen=0)
@@ -273,6 +325,7 @@ def _measure_spans(
     sizes = array("I", bytes(4 * n))
     n_marks = len(html_marks)
     positions = [match.start() for match in _CANDIDATE_MARK_BYTES.finditer(marked)]
+    roles = _ROLE_MARK_BYTES.search(marked) is not None
     stack: list[tuple[int, int]] = []
     ordinal = 0
     for k, pos in enumerate(positions):
@@ -292,6 +345,8 @@ def _measure_spans(
             # The subtree's bytes lie between its two markers, less the nested markers.
             sizes[i] = html_marks[k] - html_marks[open_k] - _MARK_BYTES * (k - open_k)
         text = marked[start + _MARK_BYTES : pos]
+        if roles:  # role marks come from attributes: they are not part of the representation
+            text = _ROLE_MARK_BYTES.sub(b"", text)
         if _TEXT_BYTE.search(text):  # else the subtree has no text: never template
             hashes[i] = xxh3_64_intdigest(text, seeds[i])
     return hashes, spans, sizes
