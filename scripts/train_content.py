@@ -28,9 +28,12 @@ from pathlib import Path
 from statistics import mean
 
 from warcdeboil.content import (
+    CONTEXT_FEATURE_NAMES,
     FEATURE_NAMES,
     ContentModel,
     block_features,
+    context_columns,
+    feature_columns,
     extract_blocks,
     split_blocks,
 )
@@ -106,6 +109,11 @@ def held_out(site: str) -> bool:
     return zlib.crc32(site.encode("utf-8")) % 2 == 1
 
 
+def _fold(site: str) -> int:
+    """One of two folds of the calibration sites."""
+    return zlib.crc32(site.encode("utf-8")) // 2 % 2
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--eval", type=Path,
@@ -121,29 +129,61 @@ def main() -> None:
         from warcdeboil.content import load_model
         model = load_model()
     else:
-        rows, targets, weights = [], [], []
-        for pages in data.values():
-            for _, gold_site, blocks, gold_text, _ in pages:
-                if held_out(gold_site) or not blocks:
-                    continue
-                total = sum(b.chars for b in blocks) or 1
-                rows += block_features(blocks)
-                targets += labels(blocks, gold_text)
-                weights += [max(b.chars, 1) / total for b in blocks]
-        fitted = LogisticRegression(C=REGULARISATION_C, max_iter=10_000)
-        fitted.fit(np.array(rows), np.array(targets), sample_weight=np.array(weights))
-        model = ContentModel(tuple(float(w) for w in fitted.coef_[0]),
-                             float(fitted.intercept_[0]), THRESHOLD)
+        train = [(gold_site, blocks, gold_text)
+                 for pages in data.values() for _, gold_site, blocks, gold_text, _ in pages
+                 if not held_out(gold_site) and blocks]
+        features = [block_features(blocks) for _, blocks, _ in train]
+        targets = [labels(blocks, gold_text) for _, blocks, gold_text in train]
+        # Samples weighted by their share of their page's characters: the measure is per page.
+        weights = []
+        for _, blocks, _ in train:
+            total = sum(b.chars for b in blocks) or 1
+            weights.append([max(b.chars, 1) / total for b in blocks])
+
+        def fit(pages: list[int], columns: list[list[list[float]]]) -> tuple[list[float], float]:
+            fitted = LogisticRegression(C=REGULARISATION_C, max_iter=10_000)
+            fitted.fit(np.array([row for i in pages for row in columns[i]]),
+                       np.array([t for i in pages for t in targets[i]]),
+                       sample_weight=np.array([w for i in pages for w in weights[i]]))
+            return [float(w) for w in fitted.coef_[0]], float(fitted.intercept_[0])
+
+        everything = list(range(len(train)))
+        first, first_bias = fit(everything, features)
+        # The second stage learns from first-stage scores of pages the first stage did not see
+        # (two folds of the calibration sites, each scored by a model fitted on the other), so
+        # that it learns how far to trust them on new pages.
+        scores: list[list[float]] = [[] for _ in train]
+        for fold in (0, 1):
+            inside = [i for i in everything if _fold(train[i][0]) == fold]
+            outside = [i for i in everything if _fold(train[i][0]) != fold]
+            w, b = fit(outside, features)
+            stage = ContentModel(tuple(w), b, THRESHOLD)
+            for i in inside:
+                scores[i] = stage.first_scores(feature_columns(train[i][1]))
+        combined = [
+            [row + list(ctx) for row, ctx in zip(
+                features[i], zip(*context_columns(train[i][1], scores[i]), strict=True),
+                strict=True)]
+            for i in everything
+        ]
+        second, second_bias = fit(everything, combined)
+        model = ContentModel(tuple(first), first_bias, THRESHOLD, tuple(second), second_bias)
+        n_blocks = sum(map(len, features))
         MODEL.write_text(json.dumps({
             "about": "warcdeboil content-mode block model; written by scripts/train_content.py",
             "trained_on": f"sites with even CRC-32 of {', '.join(DATASETS)} (../shared/eval); "
-                          f"{len(rows)} blocks",
+                          f"{n_blocks} blocks",
             "features": list(FEATURE_NAMES),
             "weights": [round(w, 6) for w in model.weights],
             "bias": round(model.bias, 6),
             "threshold": THRESHOLD,
+            "context": {
+                "features": list(FEATURE_NAMES + CONTEXT_FEATURE_NAMES),
+                "weights": [round(w, 6) for w in model.context_weights],
+                "bias": round(model.context_bias, 6),
+            },
         }, indent=1) + "\n")
-        print(f"wrote {MODEL.name}: {len(rows)} blocks, {sum(targets)} content")
+        print(f"wrote {MODEL.name}: {n_blocks} blocks, {sum(map(sum, targets))} content")
     for name, pages in data.items():
         site_pages = Counter(gold_site for _, gold_site, _, _, _ in pages)
         scores: dict[str, list[float]] = {"all": [], ">=5": [], "<5": []}

@@ -41,10 +41,12 @@ from .errors import WarcDeboilError
 
 __all__ = [
     "Block",
+    "CONTEXT_FEATURE_NAMES",
     "ContentModel",
     "FEATURE_NAMES",
     "REPEATED_BLOCK",
     "block_features",
+    "context_columns",
     "extract",
     "extract_blocks",
     "feature_columns",
@@ -234,49 +236,131 @@ def block_features(blocks: list[Block]) -> list[list[float]]:
     return [list(row) for row in zip(*feature_columns(blocks), strict=True)]
 
 
+# The second stage's own features: what the first stage made of the block's surroundings. A
+# paragraph between two kept paragraphs is content even when it is short; a long block far from
+# everything else that was kept (a teaser, a comment) is not, even when it reads well.
+CONTEXT_FEATURE_NAMES: tuple[str, ...] = (
+    "score", "prev_prob", "next_prob", "window_prob", "parent_prob",
+    "parent_kept_share", "kept_before", "kept_after", "in_core",
+)
+# Blocks on each side of a block whose first-stage probabilities make its window.
+CONTEXT_WINDOW = 3
+# The core is the deepest candidate subtree that holds at least this share of the characters
+# the first stage kept: the container of the main content.
+CORE_SHARE = 0.8
+# First-stage log-odds are clipped to this before they become a feature (a block the first
+# stage is sure of should not outweigh every other feature).
+SCORE_CLIP = 8.0
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def context_columns(blocks: list[Block], scores: list[float]) -> list[list[float]]:
+    """The second stage's features (:data:`CONTEXT_FEATURE_NAMES`), a column each, from the
+    first stage's log-odds ``scores`` of the blocks."""
+    n = len(blocks)
+    clipped = [min(SCORE_CLIP, max(-SCORE_CLIP, score)) for score in scores]
+    probs = list(map(_sigmoid, clipped))
+    chars = list(map(_CHARS, blocks))
+    kept = list(map(mul, probs, chars))
+    total_kept = sum(kept) or 1.0
+    before = [0.0, *accumulate(kept)][:n]
+
+    window: list[float] = []
+    for i in range(n):
+        lo, hi = max(0, i - CONTEXT_WINDOW), min(n, i + CONTEXT_WINDOW + 1)
+        weight = sum(chars[lo:hi]) - chars[i]
+        window.append((sum(kept[lo:hi]) - kept[i]) / weight if weight else 0.0)
+
+    ancestors = list(map(_ANCESTORS, blocks))
+    node_kept: dict[int, float] = {}
+    node_chars: dict[int, int] = {}
+    for nodes, k, c in zip(ancestors, kept, chars, strict=True):
+        for node in nodes:
+            node_kept[node] = node_kept.get(node, 0.0) + k
+            node_chars[node] = node_chars.get(node, 0) + c
+    # The core: of the subtrees holding CORE_SHARE of what was kept, the one with the fewest
+    # characters (the deepest: every such subtree lies on one path from the root).
+    core = min((node for node, k in node_kept.items() if k >= CORE_SHARE * total_kept),
+               key=node_chars.__getitem__, default=0)
+    parents = list(map(_LAST, ancestors))
+    return [
+        clipped,
+        [0.0, *probs[:-1]],
+        [*probs[1:], 0.0],
+        window,
+        [node_kept[p] / node_chars[p] for p in parents],
+        [node_kept[p] / total_kept for p in parents],
+        [b / total_kept for b in before],
+        [1.0 - (b + k) / total_kept for b, k in zip(before, kept, strict=True)],
+        [1.0 if core in nodes else 0.0 for nodes in ancestors],
+    ]
+
+
+def _weighted_sum(columns: list[list[float]], weights: tuple[float, ...], bias: float) -> list[float]:
+    scores = [bias] * len(columns[0])
+    for weight, column in zip(weights, columns, strict=True):
+        if weight:
+            scores = list(map(add, scores, map(mul, column, repeat(weight))))
+    return scores
+
+
 @dataclass(frozen=True, slots=True)
 class ContentModel:
-    """A logistic model over :data:`FEATURE_NAMES` and the probability a block must reach."""
+    """Two logistic stages and the probability a block must reach.
+
+    The first stage judges each block by :data:`FEATURE_NAMES`; the second by the same features
+    and :data:`CONTEXT_FEATURE_NAMES`, what the first made of its neighbours and containers. A
+    model without second-stage weights decides by the first stage alone.
+    """
 
     weights: tuple[float, ...]
     bias: float
     threshold: float
+    context_weights: tuple[float, ...] = ()
+    context_bias: float = 0.0
 
-    def keep(self, features: list[list[float]]) -> list[bool]:
-        """Which feature rows reach the threshold (decided in log-odds: no exp() per block)."""
-        cut = self._cut()
-        weights = self.weights
-        return [sum(map(mul, row, weights)) >= cut for row in features]
+    def first_scores(self, columns: list[list[float]]) -> list[float]:
+        """The first stage's log-odds per block, from :func:`feature_columns`."""
+        return _weighted_sum(columns, self.weights, self.bias)
 
-    def keep_columns(self, columns: list[list[float]]) -> list[bool]:
-        """:meth:`keep` over :func:`feature_columns`: the weighted sum a column at a time."""
+    def keep_columns(self, columns: list[list[float]], blocks: list[Block]) -> list[bool]:
+        """Which blocks reach the threshold (decided in log-odds: no exp() for the decision)."""
         if not columns or not columns[0]:
             return []
-        scores = [0.0] * len(columns[0])
-        for weight, column in zip(self.weights, columns, strict=True):
-            if weight:
-                scores = list(map(add, scores, map(mul, column, repeat(weight))))
+        scores = self.first_scores(columns)
+        if self.context_weights:
+            columns = columns + context_columns(blocks, scores)
+            scores = _weighted_sum(columns, self.context_weights, self.context_bias)
         return list(map(ge, scores, repeat(self._cut())))
 
     def _cut(self) -> float:
-        return math.log(self.threshold / (1.0 - self.threshold)) - self.bias
+        return math.log(self.threshold / (1.0 - self.threshold))
 
 
 @lru_cache(maxsize=1)
 def load_model() -> ContentModel:
     """The shipped model (read once per process)."""
     raw = json.loads(resources.files(__package__).joinpath("content_model.json").read_text())
-    if tuple(raw["features"]) != FEATURE_NAMES:
+    context = raw.get("context")
+    if tuple(raw["features"]) != FEATURE_NAMES or (
+        context is not None and tuple(context["features"]) != FEATURE_NAMES + CONTEXT_FEATURE_NAMES
+    ):
         raise WarcDeboilError("content_model.json does not match this version's features")
-    return ContentModel(tuple(map(float, raw["weights"])), float(raw["bias"]),
-                        float(raw["threshold"]))
+    return ContentModel(
+        tuple(map(float, raw["weights"])), float(raw["bias"]), float(raw["threshold"]),
+        tuple(map(float, context["weights"])) if context else (),
+        float(context["bias"]) if context else 0.0,
+    )
 
 
 def select_blocks(blocks: list[Block], model: ContentModel | None = None) -> list[bool]:
     """Which blocks are main content."""
     if not blocks:
         return []
-    return (model or load_model()).keep_columns(feature_columns(blocks))
+    return (model or load_model()).keep_columns(feature_columns(blocks), blocks)
 
 
 # Why a block judged not content was removed, by its most telling feature (for reporting only:

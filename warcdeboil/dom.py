@@ -116,7 +116,7 @@ def _words_selector(words: str, *extra: str) -> str:
 
 
 _ROLE_SELECTORS = (
-    _words_selector("comment disqus respond reply discussion"),
+    _words_selector("comment disqus reply discussion", "[id=respond]"),
     _words_selector(
         "sidebar widget related recommend share sharing social promo sponsor advert newsletter "
         "subscri signup popular trending most-read mostread teaser outbrain taboola",
