@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 from array import array
+from bisect import bisect_right
+from itertools import accumulate
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -109,28 +111,24 @@ ROLE_OPEN = tuple(chr(0xFDE1 + 2 * role) for role in range(ROLES))
 ROLE_CLOSE = tuple(chr(0xFDE2 + 2 * role) for role in range(ROLES))
 
 
-def _words_selector(words: str, *extra: str) -> str:
-    """Elements whose class or id holds one of ``words`` (case-insensitive), or ``extra``."""
-    parts = [f"[{name}*={word} i]" for word in words.split() for name in ("class", "id")]
-    return ", ".join([*extra, *parts])
-
-
-_ROLE_SELECTORS = (
-    _words_selector("comment disqus reply discussion", "[id=respond]"),
-    _words_selector(
-        "sidebar widget related recommend share sharing social promo sponsor advert newsletter "
-        "subscri signup popular trending most-read mostread teaser outbrain taboola",
-        "aside", "[role=complementary]",
-    ),
-    _words_selector(
-        "nav menu footer masthead breadcrumb cookie consent banner skip toolbar",
-        "nav", "footer", "[role=navigation]", "[role=contentinfo]", "[role=banner]",
-    ),
-    _words_selector("byline author date timestamp tags caption credit meta",
-                    "figcaption", "time"),
-    _words_selector("article story entry post-body post-content main-content articlebody",
-                    "article", "main", "[role=main]", "[itemprop=articleBody]"),
+# Per role: the words (lower case) whose presence in an element's class or id gives it the role.
+_ROLE_WORDS = (
+    "comment|disqus|reply|discussion",
+    "sidebar|widget|related|recommend|shar(?:e|ing)|social|promo|sponsor|advert|newsletter"
+    "|subscri|signup|popular|trending|most-?read|teaser|outbrain|taboola",
+    "nav|menu|footer|masthead|breadcrumb|cookie|consent|banner|skip|toolbar",
+    "byline|author|date|timestamp|tags|caption|credit|meta",
+    "article|story|entry|post-?body|post-?content|main-?content",
 )
+_ROLE_WORD_PATTERN = re.compile("|".join(f"({words})" for words in _ROLE_WORDS))
+# Elements with a role by their tag, by their ARIA role, or as schema.org's article body.
+_TAG_ROLES = {"aside": ROLE_ASIDE, "nav": ROLE_CHROME, "footer": ROLE_CHROME,
+              "figcaption": ROLE_META, "article": ROLE_MAIN, "main": ROLE_MAIN}
+_ARIA_ROLES = {"complementary": ROLE_ASIDE, "navigation": ROLE_CHROME,
+               "contentinfo": ROLE_CHROME, "banner": ROLE_CHROME, "main": ROLE_MAIN}
+_ROLE_TAG_SELECTOR = ", ".join([*_TAG_ROLES, "[role]", "[itemprop=articleBody]"])
+_NAMED_SELECTOR = "[class], [id]"
+_ATTRIBUTES = attrgetter("attributes")
 # Only block-level elements get role marks (a mark is a block boundary: one around a link would
 # cut its sentence in two).
 _ROLE_TAGS = frozenset({
@@ -253,17 +251,48 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
 
 def _insert_structure_marks(body: Node) -> None:
     # Role marks first: the structure marks inserted next sit inside them, next to their element.
-    for role, selector in enumerate(_ROLE_SELECTORS):
-        for node in body.css(selector):
-            if node.tag in _ROLE_TAGS:
-                node.insert_before(ROLE_OPEN[role])
-                node.insert_after(ROLE_CLOSE[role])
+    for node, role in _role_elements(body):
+        node.insert_before(ROLE_OPEN[role])
+        node.insert_after(ROLE_CLOSE[role])
     before = body.css(_BEFORE_SELECTOR)
     insert_before = type(body).insert_before
     deque(map(insert_before, before, map(_BEFORE.__getitem__, map(_TAG, before))), maxlen=0)
     after = body.css(_AFTER_SELECTOR)
     insert_after = type(body).insert_after
     deque(map(insert_after, after, map(_AFTER.__getitem__, map(_TAG, after))), maxlen=0)
+
+
+def _role_elements(body: Node) -> list[tuple[Node, int]]:
+    """The block-level elements that have a role, by tag or ARIA role, or by the words of their
+    class and id; with the role (an element with two roles comes twice)."""
+    found: list[tuple[Node, int]] = []
+    for node in body.css(_ROLE_TAG_SELECTOR):
+        role = _TAG_ROLES.get(node.tag)
+        if role is None:
+            attributes = node.attributes
+            role = _ARIA_ROLES.get(attributes.get("role") or "")
+            if role is None and attributes.get("itemprop") == "articleBody":
+                role = ROLE_MAIN
+        if role is not None and node.tag in _ROLE_TAGS:
+            found.append((node, role))
+    named = [node for node in body.css(_NAMED_SELECTOR) if node.tag in _ROLE_TAGS]
+    if not named:
+        return found
+    names = [f"{a.get('class') or ''} {a.get('id') or ''}" for a in map(_ATTRIBUTES, named)]
+    # One scan of the distinct names (pages repeat theirs), joined a line each: a match's
+    # offset tells whose. Lower-cased first: a case-blind pattern was measured 4x slower.
+    unique = list(dict.fromkeys(names))
+    ends = list(accumulate(len(name) + 1 for name in unique))
+    roles: dict[str, int] = {}
+    for match in _ROLE_WORD_PATTERN.finditer("\n".join(unique).lower()):
+        name = unique[bisect_right(ends, match.start())]
+        roles[name] = roles.get(name, 0) | 1 << (match.lastindex or 1) - 1
+    if roles:
+        for node, name in zip(named, names, strict=True):
+            bits = roles.get(name)
+            if bits:
+                found.extend((node, role) for role in range(ROLES) if bits >> role & 1)
+    return found
 
 
 def _attr(node: Node | None, name: str) -> str:
@@ -318,14 +347,22 @@ def _without_marks(markup: str | bytes) -> str | bytes:
 def _measure_spans(
     marked: bytes, seeds: list[int], html_marks: array
 ) -> tuple[array, array, array]:
-    """Per candidate span of ``marked``: its hash, its extent, its size in the document."""
+    """Per candidate span of ``marked``: its hash, its extent, its size in the document.
+
+    Role marks come from attributes, which are no part of a candidate's representation: the
+    hashes are of the text without them (the k-th candidate mark is the same in both texts).
+    """
     n = len(seeds)
     hashes = array("Q", bytes(8 * n))
     spans = array("I", bytes(8 * n))
     sizes = array("I", bytes(4 * n))
     n_marks = len(html_marks)
     positions = [match.start() for match in _CANDIDATE_MARK_BYTES.finditer(marked)]
-    roles = _ROLE_MARK_BYTES.search(marked) is not None
+    hashed = marked
+    at = positions
+    if _ROLE_MARK_BYTES.search(marked) is not None:
+        hashed = _ROLE_MARK_BYTES.sub(b"", marked)
+        at = [match.start() for match in _CANDIDATE_MARK_BYTES.finditer(hashed)]
     stack: list[tuple[int, int]] = []
     ordinal = 0
     for k, pos in enumerate(positions):
@@ -338,15 +375,12 @@ def _measure_spans(
         i, open_k = stack.pop()
         if i >= n:
             continue
-        start = positions[open_k]
-        spans[2 * i] = start
+        spans[2 * i] = positions[open_k]
         spans[2 * i + 1] = pos + _MARK_BYTES
         if k < n_marks:
             # The subtree's bytes lie between its two markers, less the nested markers.
             sizes[i] = html_marks[k] - html_marks[open_k] - _MARK_BYTES * (k - open_k)
-        text = marked[start + _MARK_BYTES : pos]
-        if roles:  # role marks come from attributes: they are not part of the representation
-            text = _ROLE_MARK_BYTES.sub(b"", text)
+        text = hashed[at[open_k] + _MARK_BYTES : at[k]]
         if _TEXT_BYTE.search(text):  # else the subtree has no text: never template
             hashes[i] = xxh3_64_intdigest(text, seeds[i])
     return hashes, spans, sizes
