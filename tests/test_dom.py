@@ -106,3 +106,31 @@ def test_page_signature_blocks_are_long_text_only() -> None:
     sig = page_signature(analyse(f"<body><p>short</p><p>{long}</p><p>{long}</p></body>"))
     assert len(sig.blocks) == 1
     assert list(sig.block_sizes) == [len(long)]
+
+
+def test_role_marks_stay_out_of_the_candidate_hashes() -> None:
+    # With structure, a class word ("comments") and a tag (<aside>) put role marks in the text;
+    # the candidates hash the same as without them, so attributes still do not count.
+    marked = '<body><div class="comments"><p>First!</p></div><aside><p>Ad</p></aside></body>'
+    plain = "<body><div><p>First!</p></div><section><p>Ad</p></section></body>"
+    structured = analyse(marked, structure=True)
+    assert "\ufde1" in structured.marked.decode()  # the comments role opens
+    assert structured.hashes[0] == analyse(plain, structure=True).hashes[0]
+    assert structured.hashes[0] != 0
+
+
+def test_an_unclosed_title_does_not_swallow_the_page() -> None:
+    # Without </title>, HTML5 reads the rest of the document as the title (a page of the l3s-gn1
+    # set came out empty); the title ends at the next tag instead, as browsers used to end it.
+    story = " ".join(["The minister said the plan would go ahead next week."] * 30)
+    page = (f"<html><head><title>Plan goes ahead<script>var x = 1;</script></head>"
+            f"<body><div><p>{story}</p></div></body></html>")
+    for markup in (page, page.encode()):
+        text = analyse(markup)
+        assert text.title == "Plan goes ahead"
+        assert story in text.marked.decode()
+        html = clean_html(markup, text, set())
+        assert "<title>Plan goes ahead</title>" in html and story in html
+    # A long title that is closed is left alone.
+    closed = f"<html><head><title>{story}</title></head><body><p>x</p></body></html>"
+    assert analyse(closed).title == story

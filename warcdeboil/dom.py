@@ -220,8 +220,7 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     With ``structure``, the marked text also holds the structure marks (links, headings, list
     items, cells, quotes, code, emphasis) and the page's :class:`PageMeta` is read.
     """
-    markup = _without_marks(markup)
-    tree = LexborHTMLParser(markup)
+    tree = _parse(markup)
     title_node = tree.css_first("title")
     title = " ".join(title_node.text().split()) if title_node is not None else ""
     meta = _page_meta(tree) if structure else NO_META
@@ -246,6 +245,38 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     marked = body.text(separator=" ", strip=True, skip_empty=True).encode("utf-8", "surrogatepass")
     hashes, spans, sizes = _measure_spans(marked, seeds, html_marks)
     return PageText(title, marked, hashes, spans, sizes, html_bytes, structure, meta)
+
+
+# A <title> is raw text up to its end tag: without one, it holds the rest of the document and
+# the page has no body text at all. Browsers before HTML5 ended it at the next tag, and so does
+# this repair, tried only when a title is longer than this (in characters) and holds a tag.
+MAX_TITLE_CHARS = 1024
+_TITLE_START = re.compile(r"<title\b[^>]*>", re.IGNORECASE)
+
+
+def _parse(markup: str | bytes) -> LexborHTMLParser:
+    """The document tree of a page (without our marks), an unclosed ``<title>`` closed."""
+    markup = _without_marks(markup)
+    tree = LexborHTMLParser(markup)
+    title = tree.css_first("title")
+    if title is not None and len(title.text()) > MAX_TITLE_CHARS:
+        repaired = _close_title(markup)
+        if repaired is not None:
+            tree = LexborHTMLParser(repaired)
+    return tree
+
+
+def _close_title(markup: str | bytes) -> str | bytes | None:
+    """The markup with ``</title>`` before the first tag after the title's start tag, when the
+    title has no end tag; else None."""
+    if isinstance(markup, bytes):  # latin-1 maps bytes to characters one to one
+        repaired = _close_title(markup.decode("latin-1"))
+        return repaired.encode("latin-1") if isinstance(repaired, str) else None
+    found = _TITLE_START.search(markup)
+    if found is None or "</title" in markup[found.end():].lower():
+        return None
+    at = markup.find("<", found.end())
+    return None if at < 0 else markup[:at] + "</title>" + markup[at:]
 
 
 def _insert_structure_marks(body: Node) -> None:
@@ -519,7 +550,7 @@ def clean_html(
     A text block in ``repeated`` goes when it is a whole element (a paragraph, heading, list
     item, cell …: an element whose text is that one block); text loose in a larger element stays.
     """
-    tree = LexborHTMLParser(_without_marks(markup))
+    tree = _parse(markup)
     doomed = _doomed(page, template)
     if doomed:
         nodes = _candidates(tree)
