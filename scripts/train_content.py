@@ -78,14 +78,16 @@ def load_pages(eval_dir: Path, name: str) -> list[tuple[str, str, list, str, fro
         by_site[site].append((url_sort_key(url), page_signature(text)))
     templates = {}
     repeated = {}
+    slots = {}
     for site, items in by_site.items():
         items.sort(key=lambda item: item[0])
         profile = fit_site(site, [sig for _, sig in items], FitParams())
         templates[site] = profile.template
         repeated[site] = profile.repeated
+        slots[site] = profile.template_slots
     out = []
     for url, site, text in pages:
-        marked, _, _ = remove_template(text, templates[site])
+        marked = remove_template(text, templates[site], slots[site]).marked
         blocks = split_blocks(marked.decode("utf-8", "surrogatepass"))
         out.append((site, gold[url].site or site, blocks, gold[url].gold, repeated[site]))
     return out

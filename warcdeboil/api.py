@@ -48,6 +48,7 @@ class CleanPage:
     text: str
     html: str | None
     removed_subtrees: int
+    removed_slots: int = 0
 
 
 class Deboiler:
@@ -87,15 +88,16 @@ class Deboiler:
             profile = self.profiles_.get(site)
             template = profile.template if profile else frozenset()
             repeated = profile.repeated if profile else frozenset()
+            slots = profile.template_slots if profile else frozenset()
             page = analyse(markup, structure=self.mode is Mode.CONTENT)
-            marked_bytes, _, removed = remove_template(page, template)
-            marked = marked_bytes.decode("utf-8", "surrogatepass")
+            removal = remove_template(page, template, slots)
+            marked = removal.marked.decode("utf-8", "surrogatepass")
             if self.mode is Mode.CONTENT:
                 text = extract(marked, repeated=repeated).text
             else:
                 text = plain_text(remove_repeated(marked, repeated)[0], page.structured)
-            document = clean_html(markup, page, template, repeated) if html else None
-            yield CleanPage(url, site, page.title, text, document, removed)
+            document = clean_html(markup, page, template, repeated, slots) if html else None
+            yield CleanPage(url, site, page.title, text, document, removal.subtrees, removal.slots)
 
     def fit_transform(self, pages: Iterable[Page], *, html: bool = False) -> list[CleanPage]:
         """``fit`` then ``transform`` on the same pages."""

@@ -230,8 +230,9 @@ def _emit(
     profile = lookup(site) if lookup is not None and site else None
     template = profile.template if profile is not None else frozenset()
     repeated = profile.repeated if profile is not None else frozenset()
-    marked_bytes, html_bytes, removed = remove_template(entry.page, template)
-    marked = marked_bytes.decode("utf-8", "surrogatepass")
+    slots = profile.template_slots if profile is not None else frozenset()
+    removal = remove_template(entry.page, template, slots)
+    marked = removal.marked.decode("utf-8", "surrogatepass")
     content: Extraction | None = None
     if mode is Mode.CONTENT:
         content = extract(marked, repeated=repeated)
@@ -241,17 +242,19 @@ def _emit(
         marked, n_repeated = remove_repeated(marked, repeated)
         tally.removed_blocks += n_repeated
     if content is not None:
-        cleaned = CleanText(content.text, html_bytes, removed)
+        text = content.text
         tally.removed_blocks += sum(content.removed.values())
     else:
-        cleaned = CleanText(plain_text(marked, entry.page.structured), html_bytes, removed)
+        text = plain_text(marked, entry.page.structured)
+    cleaned = CleanText(text, removal.html_bytes, removal.subtrees, removal.slots)
     tally.cleaned += 1
     tally.removed_subtrees += cleaned.removed
+    tally.removed_slots += cleaned.slots
     tally.html_bytes_before += entry.html_bytes_before
     tally.html_bytes_after += cleaned.html_bytes
     html = None
     if sink.wants_html and page is not None:
-        document = clean_html(page.markup, entry.page, template, repeated)
+        document = clean_html(page.markup, entry.page, template, repeated, slots)
         html = document.encode("utf-8", "surrogatepass")
     sink.page(PageResult(entry, site, cleaned, content), record, page, html)
 
@@ -443,7 +446,7 @@ class _JsonlSink(_Sink):
         obj["text"] = cleaned.text
         if self._markdown:
             obj["markdown"] = render(blocks)
-        removed = {"template_subtrees": cleaned.removed}
+        removed = {"template_subtrees": cleaned.removed, "template_slots": cleaned.slots}
         if content is not None:
             removed.update(sorted(content.removed.items()))
         obj["removed"] = removed

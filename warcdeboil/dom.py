@@ -21,6 +21,7 @@ from functools import lru_cache
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from operator import attrgetter, methodcaller
 
 from selectolax.lexbor import LexborHTMLParser
@@ -120,14 +121,21 @@ _ROLE_WORDS = (
     "article|story|entry|post-?body|post-?content|main-?content",
 )
 _ROLE_WORD_PATTERN = re.compile("|".join(f"({words})" for words in _ROLE_WORDS))
-# Elements with a role by their tag, by their ARIA role, or as schema.org's article body.
-_TAG_ROLES = {"aside": ROLE_ASIDE, "nav": ROLE_CHROME, "footer": ROLE_CHROME,
-              "figcaption": ROLE_META, "article": ROLE_MAIN, "main": ROLE_MAIN}
-_ARIA_ROLES = {"complementary": ROLE_ASIDE, "navigation": ROLE_CHROME,
-               "contentinfo": ROLE_CHROME, "banner": ROLE_CHROME, "main": ROLE_MAIN}
-_ROLE_TAG_SELECTOR = ", ".join([*_TAG_ROLES, "[role]", "[itemprop=articleBody]"])
-_NAMED_SELECTOR = "[class], [id]"
-_ATTRIBUTES = attrgetter("attributes")
+# Roles given by a tag or an ARIA role (a bit each).
+_TAG_ROLES = {"aside": 1 << ROLE_ASIDE, "nav": 1 << ROLE_CHROME, "footer": 1 << ROLE_CHROME,
+              "figcaption": 1 << ROLE_META, "article": 1 << ROLE_MAIN, "main": 1 << ROLE_MAIN}
+_ARIA_ROLES = {"complementary": 1 << ROLE_ASIDE, "navigation": 1 << ROLE_CHROME,
+               "contentinfo": 1 << ROLE_CHROME, "banner": 1 << ROLE_CHROME,
+               "main": 1 << ROLE_MAIN}
+# Every element that may have a role, in one selector so that they come in document order.
+_ROLE_SELECTOR = ", ".join([*_TAG_ROLES, "[role]", "[itemprop]", "[class]", "[id]"])
+_DIGITS = re.compile(r"\d+")
+# The roles whose elements can be template slots: parts a site puts on its pages in the same
+# place, with content that may change from page to page (comments, related links, navigation).
+SLOT_ROLES = frozenset({ROLE_COMMENTS, ROLE_ASIDE, ROLE_CHROME})
+# A slot is not removed from a page where it holds more than this share of the marked text: an
+# element that large is the page itself, whatever its class says ("content-with-sidebar").
+MAX_SLOT_SHARE = 0.5
 # Only block-level elements get role marks (a mark is a block boundary: one around a link would
 # cut its sentence in two).
 _ROLE_TAGS = frozenset({
@@ -139,6 +147,7 @@ _CANDIDATE_MARK_BYTES = re.compile(b"\xef\xb7[\x90\x91]")
 _ANY_MARK = re.compile("[\ufdd0-\ufdef]")
 _BLOCK_START_MARKS = re.compile("[\ufdd5-\ufddb\ufddd\ufdde\ufde1-\ufdea]")
 _INLINE_MARKS = re.compile("[\ufdd3\ufdd4\ufddf\ufde0]")
+_ROLE_MARKS = re.compile("[\ufde1-\ufdea]")
 _ANY_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\xaf]")
 # Marks that end a text block (line): the candidate and line marks, those before headings,
 # list items, quotes and code, and the role marks.
@@ -187,6 +196,9 @@ class PageText:
     html_bytes: int  # UTF-8 size of the serialised document (scripts included)
     structured: bool = False  # ``marked`` holds structure marks too
     meta: PageMeta = NO_META
+    # per role mark that opens, in the order of ``marked``: the digest of its element's slot
+    # (0: a role that is never template)
+    slots: array = field(default_factory=lambda: array("Q"))
 
 
 @dataclass(slots=True)
@@ -198,6 +210,7 @@ class PageSignature:
     block_sizes: array  # characters in each of those blocks
     text_bytes: int  # UTF-8 bytes of visible text
     texts: array = field(default_factory=lambda: array("Q"))  # every text block's digest, unique
+    slots: array = field(default_factory=lambda: array("Q"))  # its template-role slots, unique
 
 
 @dataclass(slots=True)
@@ -207,6 +220,7 @@ class CleanText:
     text: str
     html_bytes: int  # UTF-8 size of the document without the removed subtrees
     removed: int  # candidate subtrees removed (nested ones included)
+    slots: int = 0  # template slots removed
 
 
 def _candidates(tree: LexborHTMLParser) -> list:
@@ -240,11 +254,13 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     html_bytes = len(html) - _MARK_BYTES * len(html_marks)
     tree.strip_tags(INVISIBLE_TAGS)
     deque(map(methodcaller("insert_after", LINE), body.css(_LINE_END_SELECTOR)), maxlen=0)
+    # Role marks before the structure marks: those then sit inside them, next to their element.
+    slots = _insert_role_marks(body)
     if structure:
         _insert_structure_marks(body)
     marked = body.text(separator=" ", strip=True, skip_empty=True).encode("utf-8", "surrogatepass")
     hashes, spans, sizes = _measure_spans(marked, seeds, html_marks)
-    return PageText(title, marked, hashes, spans, sizes, html_bytes, structure, meta)
+    return PageText(title, marked, hashes, spans, sizes, html_bytes, structure, meta, slots)
 
 
 # A <title> is raw text up to its end tag: without one, it holds the rest of the document and
@@ -280,10 +296,6 @@ def _close_title(markup: str | bytes) -> str | bytes | None:
 
 
 def _insert_structure_marks(body: Node) -> None:
-    # Role marks first: the structure marks inserted next sit inside them, next to their element.
-    for node, role in _role_elements(body):
-        node.insert_before(ROLE_OPEN[role])
-        node.insert_after(ROLE_CLOSE[role])
     before = body.css(_BEFORE_SELECTOR)
     insert_before = type(body).insert_before
     deque(map(insert_before, before, map(_BEFORE.__getitem__, map(_TAG, before))), maxlen=0)
@@ -292,37 +304,52 @@ def _insert_structure_marks(body: Node) -> None:
     deque(map(insert_after, after, map(_AFTER.__getitem__, map(_TAG, after))), maxlen=0)
 
 
-def _role_elements(body: Node) -> list[tuple[Node, int]]:
-    """The block-level elements that have a role, by tag or ARIA role, or by the words of their
-    class and id; with the role (an element with two roles comes twice)."""
-    found: list[tuple[Node, int]] = []
-    for node in body.css(_ROLE_TAG_SELECTOR):
-        role = _TAG_ROLES.get(node.tag)
-        if role is None:
-            attributes = node.attributes
-            role = _ARIA_ROLES.get(attributes.get("role") or "")
-            if role is None and attributes.get("itemprop") == "articleBody":
-                role = ROLE_MAIN
-        if role is not None and node.tag in _ROLE_TAGS:
-            found.append((node, role))
-    named = [node for node in body.css(_NAMED_SELECTOR) if node.tag in _ROLE_TAGS]
-    if not named:
-        return found
-    for node, attributes in zip(named, map(_ATTRIBUTES, named), strict=True):
-        bits = _name_roles(f"{attributes.get('class') or ''} {attributes.get('id') or ''}")
+def _role_elements(body: Node) -> list[tuple[Node, int, bytes]]:
+    """The block-level elements that have a role — by tag, by ARIA role, as schema.org's article
+    body, or by the words of their class and id — in document order, each with its roles (a bit
+    each) and its *slot*: tag, class and id without digits, what names the element's place in
+    the site's template (``div comments``, not ``div comment-8812``)."""
+    found: list[tuple[Node, int, bytes]] = []
+    for node in body.css(_ROLE_SELECTOR):
+        tag = node.tag
+        if tag not in _ROLE_TAGS:
+            continue
+        attributes = node.attributes
+        names = f"{attributes.get('class') or ''} {attributes.get('id') or ''}"
+        bits, slot = _describe(tag, names)
+        if attributes:
+            bits |= _ARIA_ROLES.get(attributes.get("role") or "", 0)
+            if attributes.get("itemprop") == "articleBody":
+                bits |= 1 << ROLE_MAIN
         if bits:
-            found.extend((node, role) for role in range(ROLES) if bits >> role & 1)
+            found.append((node, bits, slot))
     return found
 
 
 @lru_cache(maxsize=1 << 16)
-def _name_roles(names: str) -> int:
-    """The roles an element's class and id give it, a bit each. Cached: class names recur on
-    every page of a site and across sites (a scan takes 3-10 µs, a cache hit 0.1 µs)."""
-    bits = 0
+def _describe(tag: str, names: str) -> tuple[int, bytes]:
+    """The roles an element's tag, class and id give it (a bit each), and its slot. Cached:
+    class names recur on every page of a site and across sites (a scan of the words takes
+    3-10 µs, a cache hit 0.1 µs)."""
+    bits = _TAG_ROLES.get(tag, 0)
     for match in _ROLE_WORD_PATTERN.finditer(names.lower()):
         bits |= 1 << (match.lastindex or 1) - 1
-    return bits
+    slot = " ".join([tag, *_DIGITS.sub("", names).split()]) if bits else ""
+    return bits, slot.encode("utf-8", "surrogatepass")
+
+
+def _insert_role_marks(body: Node) -> array:
+    """Puts the role marks around the elements that have a role (see :data:`ROLE_OPEN`), and
+    returns, for each opening mark in the order of the text, the digest of the element's slot
+    in that role (0 for the roles that are never template: meta and main)."""
+    slots = array("Q")
+    for node, bits, slot in _role_elements(body):
+        for role in range(ROLES):
+            if bits >> role & 1:
+                node.insert_before(ROLE_OPEN[role])
+                node.insert_after(ROLE_CLOSE[role])
+                slots.append(xxh3_64_intdigest(slot, role) if role in SLOT_ROLES else 0)
+    return slots
 
 
 def _attr(node: Node | None, name: str) -> str:
@@ -446,7 +473,8 @@ def page_signature(page: PageText) -> PageSignature:
     texts = set(map(xxh3_64_intdigest, map(_utf8, map(" ".join, words))))
     texts.discard(_EMPTY_DIGEST)
     digests = array("Q", sorted(texts)[:MAX_TEXT_DIGESTS])
-    return PageSignature(array("Q", sorted(found)), blocks, sizes, text_bytes, digests)
+    slots = array("Q", sorted(set(page.slots) - {0}))
+    return PageSignature(array("Q", sorted(found)), blocks, sizes, text_bytes, digests, slots)
 
 
 _EMPTY_DIGEST = xxh3_64_intdigest(b"")
@@ -497,27 +525,85 @@ def _doomed(page: PageText, template: Collection[int]) -> set[int]:
     return {i for i, digest in enumerate(page.hashes) if digest and digest in template}
 
 
-def remove_template(page: PageText, template: Collection[int]) -> tuple[bytes, int, int]:
-    """The marked text without the candidates whose hash is in ``template``; with the size of
-    the document without them and the number of candidates removed (nested ones included)."""
+_ROLE_MARK = re.compile(b"\xef\xb7[\xa1-\xaa]")
+
+
+def _doomed_slots(page: PageText, slots: Collection[int]) -> list[tuple[int, int, int]]:
+    """The role elements of a page whose slot is in ``slots``, as (start, end) in ``marked`` and
+    their ordinal among the page's role marks. Not those that hold what the page calls its
+    article (a main-role element: Blogger's posts are "widgets") or its longest text block, nor
+    those holding more than :data:`MAX_SLOT_SHARE` of the text."""
+    if not slots or not page.slots:
+        return []
+    marked = page.marked
+    limit = MAX_SLOT_SHARE * len(marked)
+    longest = _longest_block(marked)
+    n = len(page.slots)
+    stacks: list[list[tuple[int, int, int]]] = [[] for _ in range(ROLES)]
+    ordinal = 0
+    mains = 0  # main-role elements opened so far
+    found = []
+    for match in _ROLE_MARK.finditer(marked):
+        role, closing = divmod(marked[match.start() + 2] - 0xA1, 2)  # OPEN, CLOSE, OPEN, ...
+        if not closing:
+            stacks[role].append((match.start(), ordinal, mains))
+            ordinal += 1
+            mains += role == ROLE_MAIN
+        elif stacks[role]:
+            start, k, mains_before = stacks[role].pop()
+            if (k < n and page.slots[k] in slots and match.end() - start <= limit
+                    and mains == mains_before and not start < longest < match.end()):
+                found.append((start, match.end(), k))
+    return found
+
+
+def _longest_block(marked: bytes) -> int:
+    """Where the longest text block of the marked text starts (-1 when there is none)."""
+    at = -1
+    size = 0
+    pos = 0
+    for fragment in _BLOCK_MARK_BYTES.split(marked):
+        if len(fragment) > size:
+            at, size = pos, len(fragment)
+        pos += len(fragment) + _MARK_BYTES
+    return at
+
+
+class Removal(NamedTuple):
+    """A page's marked text without its template, and what went."""
+
+    marked: bytes
+    html_bytes: int  # UTF-8 size of the document without the removed candidate subtrees
+    subtrees: int  # candidate subtrees removed (nested ones included)
+    slots: int  # template slots removed (role elements whose slot the site repeats)
+
+
+def remove_template(
+    page: PageText, template: Collection[int], slots: Collection[int] = ()
+) -> Removal:
+    """The marked text without the candidates whose hash is in ``template`` and the role
+    elements whose slot is in ``slots`` (see :func:`_doomed_slots`)."""
     doomed = _doomed(page, template)
+    spans = page.spans
+    cuts = [(spans[2 * i], spans[2 * i + 1], i) for i in doomed]
+    doomed_slots = _doomed_slots(page, slots)
+    cuts += [(start, end, -1) for start, end, _ in doomed_slots]
     marked = page.marked
     html_bytes = page.html_bytes
-    if doomed:
-        spans = page.spans
+    if cuts:
         pieces: list[bytes] = []
         kept_from = 0
-        for i in sorted(doomed):
-            start, end = spans[2 * i], spans[2 * i + 1]
+        for start, end, i in sorted(cuts):
             if start < kept_from or end <= start:
                 continue  # inside a removed ancestor (or never closed)
             pieces.append(marked[kept_from:start])
             pieces.append(_LINE_BYTES)  # the text around a removed block stays two blocks
             kept_from = end
-            html_bytes -= page.html_sizes[i]
+            if i >= 0:
+                html_bytes -= page.html_sizes[i]
         pieces.append(marked[kept_from:])
         marked = b"".join(pieces)
-    return marked, html_bytes, len(doomed)
+    return Removal(marked, html_bytes, len(doomed), len(doomed_slots))
 
 
 def plain_text(marked: str, structured: bool) -> str:
@@ -525,17 +611,22 @@ def plain_text(marked: str, structured: bool) -> str:
     # Every marker is a block boundary; whitespace runs become one space and empty lines go.
     # Written with map/filter so that the loop runs in C (a regex was measured 3x slower).
     text = marked.replace(OPEN, LINE).replace(CLOSE, LINE)
-    if structured:  # structure marks: block starts end lines, the rest go
+    if structured:  # structure marks: block starts (and role marks) end lines, the rest go
         text = _INLINE_MARKS.sub("", _BLOCK_START_MARKS.sub(LINE, text.replace(CELL, " ")))
+    else:
+        text = _ROLE_MARKS.sub(LINE, text)
     words = filter(None, map(str.split, text.split(LINE)))
     return "\n".join(map(" ".join, words))
 
 
-def clean_text(page: PageText, template: Collection[int]) -> CleanText:
-    """The page's text, one block per line, without the candidates whose hash is in ``template``."""
-    marked, html_bytes, removed = remove_template(page, template)
-    text = plain_text(marked.decode("utf-8", "surrogatepass"), page.structured)
-    return CleanText(text, html_bytes, removed)
+def clean_text(
+    page: PageText, template: Collection[int], slots: Collection[int] = ()
+) -> CleanText:
+    """The page's text, one block per line, without the candidates whose hash is in ``template``
+    and the role elements whose slot is in ``slots``."""
+    removal = remove_template(page, template, slots)
+    text = plain_text(removal.marked.decode("utf-8", "surrogatepass"), page.structured)
+    return CleanText(text, removal.html_bytes, removal.subtrees, removal.slots)
 
 
 def clean_html(
@@ -543,22 +634,36 @@ def clean_html(
     page: PageText,
     template: Collection[int],
     repeated: Collection[int] = (),
+    slots: Collection[int] = (),
 ) -> str:
     """The cleaned document (scripts and styles kept), declared as UTF-8.
 
-    Parses the page a second time and removes the same candidates, matched by document order.
-    A text block in ``repeated`` goes when it is a whole element (a paragraph, heading, list
-    item, cell …: an element whose text is that one block); text loose in a larger element stays.
+    Parses the page a second time and removes the same candidates and template slots as
+    :func:`remove_template`, matched by document order. A text block in ``repeated`` goes when it
+    is a whole element (a paragraph, heading, list item, cell …: an element whose text is that
+    one block); text loose in a larger element stays.
     """
     tree = _parse(markup)
-    doomed = _doomed(page, template)
-    if doomed:
+    body = tree.body
+    doomed: list[Node] = []
+    candidates = _doomed(page, template)
+    if candidates:
         nodes = _candidates(tree)
         if len(nodes) == len(page.hashes):
-            # Innermost first, so no removed node is touched through a removed ancestor.
-            for i in sorted(doomed, reverse=True):
-                nodes[i].decompose()
-    body = tree.body
+            doomed += [nodes[i] for i in candidates]
+    ordinals = [k for _, _, k in _doomed_slots(page, slots)]
+    if ordinals and body is not None:
+        owners = [node for node, bits, _ in _role_elements(body)
+                  for role in range(ROLES) if bits >> role & 1]
+        if len(owners) == len(page.slots):
+            doomed += [owners[k] for k in ordinals]
+    if doomed:
+        # Flagged first, then removed innermost first (in reverse document order), so that no
+        # removed node is touched through a removed ancestor.
+        for node in doomed:
+            node.attrs[_DOOMED] = ""
+        for node in reversed(tree.css(f"[{_DOOMED}]")):
+            node.decompose()
     if repeated and body is not None:
         # In reverse document order: descendants go before their ancestors are looked at.
         for node in reversed(body.css(_BLOCK_ELEMENT_SELECTOR)):
@@ -571,3 +676,7 @@ def clean_html(
         if (meta.attrs.get("http-equiv") or "").lower() == "content-type":
             meta.attrs["content"] = "text/html; charset=utf-8"
     return tree.html or ""
+
+
+# The attribute that flags the elements clean_html removes (never left in its output).
+_DOOMED = "data-warcdeboil-template"

@@ -10,6 +10,12 @@ keep real content out of the profile:
   ``/story?page=1`` differ in a widget, so their IoU is low, yet the article is the same): they are
   not paired either. The later page is compared with the next one instead.
 
+Pairs also teach the site's *template slots*: the places of its pages that the page itself names
+as comments, related links, sharing, navigation and the like (see :data:`warcdeboil.dom.ROLE_OPEN`)
+and that a pair has in common — the same tag, class and id, whatever they hold on each page. A
+list of the latest headlines or a page's comments differ from page to page, so no subtree of
+theirs is ever shared, yet the site puts them on every page: they are template too.
+
 The fit also counts, over the site's pages (near-duplicates once), on how many pages each text
 block occurs. A block found on many of them — "Share this article", a newsletter pitch, a
 copyright line loose in the body — is the site's boilerplate even when no candidate subtree around
@@ -79,6 +85,7 @@ class SiteProfile:
     pairs: int
     hashes: frozenset[int]
     repeated: frozenset[int] = frozenset()
+    slots: frozenset[int] = frozenset()
 
     def __contains__(self, digest: object) -> bool:
         return digest in self.hashes
@@ -89,9 +96,14 @@ class SiteProfile:
         return self.hashes if self.pairs else frozenset()
 
     @property
+    def template_slots(self) -> frozenset[int]:
+        """The slot digests to remove (none unless some pair taught them)."""
+        return self.slots if self.pairs else frozenset()
+
+    @property
     def useful(self) -> bool:
         """Whether applying this profile removes anything (only these are stored)."""
-        return bool(self.template or self.repeated)
+        return bool(self.template or self.repeated or self.template_slots)
 
 
 class BlockCounter:
@@ -152,6 +164,7 @@ def near_duplicate(a: PageSignature, b: PageSignature, threshold: float) -> bool
 def fit_site(site: str, pages: Iterable[PageSignature], params: FitParams) -> SiteProfile:
     """Learn one site's profile from its pages, given in URL order."""
     counts: Counter[int] = Counter()
+    slot_counts: Counter[int] = Counter()
     blocks = BlockCounter()
     previous: PageSignature | None = None
     previous_set: set[int] = set()
@@ -167,15 +180,17 @@ def fit_site(site: str, pages: Iterable[PageSignature], params: FitParams) -> Si
             union = len(previous_set) + len(current_set) - len(shared)
             if union and len(shared) / union <= params.max_iou:
                 counts.update(shared)
+                slot_counts.update(set(previous.slots).intersection(page.slots))
                 n_pairs += 1
         previous, previous_set = page, current_set
         blocks.add(page.texts)
     keep = frozenset(d for d, c in counts.items() if c >= params.min_occurrence)
+    slots = frozenset(d for d, c in slot_counts.items() if c >= params.min_occurrence)
     repeated: frozenset[int] = frozenset()
     if blocks.pages >= params.repeated_min_pages:
         cut = max(params.repeated_min_pages, math.ceil(params.repeated_share * blocks.pages))
         repeated = blocks.frequent(cut)
-    return SiteProfile(site, n_pages, n_pairs, keep, repeated)
+    return SiteProfile(site, n_pages, n_pairs, keep, repeated, slots)
 
 
 def group_by_site(

@@ -37,11 +37,11 @@ __all__ = [
 ]
 
 _FRAME = struct.Struct("<II")
-_FIXED = struct.Struct("<IQQIIIIIII")
+_FIXED = struct.Struct("<IQQIIIIIIII")
 _TIEBREAK = struct.Struct(">IQ")
 DEFAULT_RUN_BYTES = 64 << 20
 # Bumped whenever entries change shape: a work directory indexed by another version is re-indexed.
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 # Runs open at once in a merge: well under the usual limit of 1024 open files per process.
 MAX_FAN_IN = 128
 
@@ -79,18 +79,18 @@ def encode_entry(entry: IndexEntry) -> bytes:
     site, url_key, url = _utf8(entry.site), _utf8(entry.url_key), _utf8(entry.url)
     fixed = _FIXED.pack(
         entry.file_id, entry.offset, entry.length, sig.text_bytes,
-        len(sig.hashes), len(sig.blocks), len(sig.texts), len(site), len(url_key), len(url),
+        len(sig.hashes), len(sig.blocks), len(sig.texts), len(sig.slots), len(site),
+        len(url_key), len(url),
     )
     return b"".join(
         (fixed, site, url_key, url, sig.hashes.tobytes(), sig.blocks.tobytes(),
-         sig.block_sizes.tobytes(), sig.texts.tobytes())
+         sig.block_sizes.tobytes(), sig.texts.tobytes(), sig.slots.tobytes())
     )
 
 
 def decode_entry(payload: bytes) -> IndexEntry:
-    (file_id, offset, length, text_bytes, n_hashes, n_blocks, n_texts, n_site, n_key, n_url) = (
-        _FIXED.unpack_from(payload)
-    )
+    (file_id, offset, length, text_bytes, n_hashes, n_blocks, n_texts, n_slots, n_site, n_key,
+     n_url) = _FIXED.unpack_from(payload)
     pos = _FIXED.size
     site = payload[pos : pos + n_site].decode("utf-8", "surrogateescape")
     pos += n_site
@@ -105,11 +105,13 @@ def decode_entry(payload: bytes) -> IndexEntry:
     sizes = array("I", payload[pos : pos + 4 * n_blocks])
     pos += 4 * n_blocks
     texts = array("Q", payload[pos : pos + 8 * n_texts])
-    if len(texts) != n_texts:
+    pos += 8 * n_texts
+    slots = array("Q", payload[pos : pos + 8 * n_slots])
+    if len(slots) != n_slots:
         raise WorkDirError("index entry is truncated: delete the work directory and re-index")
     return IndexEntry(
         site, url_key, file_id, offset, length, url,
-        PageSignature(hashes, blocks, sizes, text_bytes, texts),
+        PageSignature(hashes, blocks, sizes, text_bytes, texts, slots),
     )
 
 

@@ -24,7 +24,7 @@ from .errors import WorkDirError
 __all__ = ["PageEntry", "PageStoreWriter", "iter_page_store", "page_store_path"]
 
 _FRAME = struct.Struct("<I")
-_FIXED = struct.Struct("<QQQQQIB")
+_FIXED = struct.Struct("<QQQQQIIB")
 _STRINGS = 9
 _CRUMB_SEPARATOR = "\x1f"  # ASCII unit separator: never in a label (whitespace is folded)
 # The store is written once and read once: zstd's fastest level. On the dragnet eval archive it
@@ -61,12 +61,12 @@ def _encode(entry: PageEntry) -> bytes:
     ]
     head = _FIXED.pack(
         entry.ordinal, entry.offset, entry.length, entry.html_bytes_before, page.html_bytes,
-        len(page.hashes), page.structured,
+        len(page.hashes), len(page.slots), page.structured,
     )
     lengths = struct.pack(f"<{_STRINGS + 1}I", *map(len, strings), len(page.marked))
     raw = b"".join([
         head, lengths, *strings, page.marked, page.hashes.tobytes(), page.spans.tobytes(),
-        page.html_sizes.tobytes(),
+        page.html_sizes.tobytes(), page.slots.tobytes(),
     ])
     return zstandard.ZstdCompressor(level=_LEVEL).compress(raw)
 
@@ -74,7 +74,9 @@ def _encode(entry: PageEntry) -> bytes:
 def _decode(blob: bytes, path: Path) -> PageEntry:
     try:
         raw = zstandard.ZstdDecompressor().decompress(blob)
-        ordinal, offset, length, before, html_bytes, n, structured = _FIXED.unpack_from(raw)
+        ordinal, offset, length, before, html_bytes, n, n_slots, structured = (
+            _FIXED.unpack_from(raw)
+        )
         pos = _FIXED.size
         lengths = struct.unpack_from(f"<{_STRINGS + 1}I", raw, pos)
         pos += 4 * (_STRINGS + 1)
@@ -89,7 +91,9 @@ def _decode(blob: bytes, path: Path) -> PageEntry:
         spans = array("I", raw[pos : pos + 8 * n])
         pos += 8 * n
         sizes = array("I", raw[pos : pos + 4 * n])
-        if len(sizes) != n:
+        pos += 4 * n
+        slots = array("Q", raw[pos : pos + 8 * n_slots])
+        if len(sizes) != n or len(slots) != n_slots:
             raise ValueError("entry is short")
     except (zstandard.ZstdError, struct.error, UnicodeDecodeError, ValueError) as exc:
         raise WorkDirError(
@@ -100,7 +104,7 @@ def _decode(blob: bytes, path: Path) -> PageEntry:
                     if crumbs else ()) if structured else NO_META
     return PageEntry(
         ordinal, offset, length, url, record_id, date, charset, before,
-        PageText(title, marked, hashes, spans, sizes, html_bytes, bool(structured), meta),
+        PageText(title, marked, hashes, spans, sizes, html_bytes, bool(structured), meta, slots),
     )
 
 

@@ -104,6 +104,7 @@ class FitStats:
     pages: int = 0
     template_hashes: int = 0
     repeated_blocks: int = 0
+    template_slots: int = 0
 
     def merge(self, other: FitStats) -> None:
         self.sites += other.sites
@@ -111,6 +112,7 @@ class FitStats:
         self.pages += other.pages
         self.template_hashes += other.template_hashes
         self.repeated_blocks += other.repeated_blocks
+        self.template_slots += other.template_slots
 
 
 def _total(tallies: Iterable[Tally]) -> Tally:
@@ -170,8 +172,10 @@ class RunSummary:
             "html_bytes_before": self.apply.html_bytes_before,
             "html_bytes_after": self.apply.html_bytes_after,
             "removed_subtrees": self.apply.removed_subtrees,
+            "removed_slots": self.apply.removed_slots,
             "removed_blocks": self.apply.removed_blocks,
             "repeated_blocks": self.fit.repeated_blocks,
+            "template_slots": self.fit.template_slots,
             "problems": dict(sorted(total.problems.items())),
             "files": [t.to_dict() for t in files],
             "outputs": self.outputs,
@@ -400,6 +404,7 @@ def _fit_partition(job: _FitJob, report: Callable[[int], None] | None = None) ->
                 stats.sites_fitted += 1
                 stats.template_hashes += len(profile.template)
                 stats.repeated_blocks += len(profile.repeated)
+                stats.template_slots += len(profile.template_slots)
     return stats
 
 
@@ -433,6 +438,7 @@ def fit_profiles(
         "repeated_share": options.fit.repeated_share,
         "repeated_min_pages": options.fit.repeated_min_pages,
         "repeated_blocks": total.repeated_blocks,
+        "template_slots": total.template_slots,
     })
     return total
 

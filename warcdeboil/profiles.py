@@ -24,7 +24,8 @@ CREATE TABLE IF NOT EXISTS profiles (
     pages INTEGER NOT NULL,
     pairs INTEGER NOT NULL,
     hashes BLOB NOT NULL,
-    repeated BLOB NOT NULL
+    repeated BLOB NOT NULL,
+    slots BLOB NOT NULL
 )
 """
 
@@ -57,9 +58,9 @@ class ProfileWriter:
 
     def add(self, profile: SiteProfile) -> None:
         self._db.execute(
-            "INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?, ?, ?)",
             (profile.site, profile.pages, profile.pairs, encode_hashes(profile.template),
-             encode_hashes(profile.repeated)),
+             encode_hashes(profile.repeated), encode_hashes(profile.template_slots)),
         )
 
     def __enter__(self) -> ProfileWriter:
@@ -114,14 +115,16 @@ class ProfileReader:
             return None
         try:
             row = db.execute(
-                "SELECT pages, pairs, hashes, repeated FROM profiles WHERE site = ?", (site,)
+                "SELECT pages, pairs, hashes, repeated, slots FROM profiles WHERE site = ?",
+                (site,),
             ).fetchone()
         except sqlite3.Error as exc:
             raise WorkDirError(f"cannot read the profile of {site!r} ({exc})") from exc
         if row is None:
             return None
-        pages, pairs, hashes, repeated = row
-        return SiteProfile(site, pages, pairs, decode_hashes(hashes), decode_hashes(repeated))
+        pages, pairs, hashes, repeated, slots = row
+        return SiteProfile(site, pages, pairs, decode_hashes(hashes), decode_hashes(repeated),
+                           decode_hashes(slots))
 
     def close(self) -> None:
         for db in self._dbs.values():

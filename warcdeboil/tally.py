@@ -40,7 +40,8 @@ class Tally:
     html_bytes_before: int = 0
     html_bytes_after: int = 0
     removed_subtrees: int = 0
-    removed_blocks: int = 0  # content mode: blocks judged not main content
+    removed_slots: int = 0  # template slots (role elements whose slot the site repeats)
+    removed_blocks: int = 0  # repeated blocks; in content mode, blocks judged not main content
     problems: Counter[str] = field(default_factory=Counter)
 
     def problem(self, reason: str) -> None:
@@ -52,7 +53,7 @@ class Tally:
 
     def merge(self, other: Tally) -> None:
         for name in ("records", "cleaned", "carried", "skipped", "indexed", "html_bytes_before",
-                     "html_bytes_after", "removed_subtrees", "removed_blocks"):
+                     "html_bytes_after", "removed_subtrees", "removed_slots", "removed_blocks"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.problems.update(other.problems)
 

@@ -64,8 +64,9 @@ INDEX_COLUMNS = ("site", "url_key", "file_id", "offset", "length", "key", "entry
 (:func:`~warcdeboil.index.sort_key`: site, URL key, file, offset — the local engine's order) and
 ``entry`` the encoded entry the fit reads (URL and subtree, block and text digests)."""
 IndexRow = tuple[str, str, int, int, int, bytes, bytes]
-ProfileRow = tuple[str, int, int, bytes, bytes]
-"""``(site, pages, pairs, template, repeated)``: one site's profile (digests as stored)."""
+ProfileRow = tuple[str, int, int, bytes, bytes, bytes]
+"""``(site, pages, pairs, template, repeated, slots)``: one site's profile (digests as
+stored)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,12 +154,12 @@ def fit_partition(params: FitParams, rows: Iterable[Sequence[bytes]]) -> Iterato
     for site, pages in group_by_site(entries):
         profile = fit_site(site, pages, params)
         yield (profile.site, profile.pages, profile.pairs, encode_hashes(profile.template),
-               encode_hashes(profile.repeated))
+               encode_hashes(profile.repeated), encode_hashes(profile.template_slots))
 
 
 def is_fitted(row: ProfileRow) -> bool:
     """Whether a profile has anything to remove (the local engine stores only these)."""
-    return bool(row[3] or row[4])
+    return bool(row[3] or row[4] or row[5])
 
 
 def fitted_profile(row: ProfileRow) -> tuple[str, ProfileRow]:
@@ -169,7 +170,7 @@ def fit_stats(row: ProfileRow) -> FitStats:
     fitted = is_fitted(row)
     if not fitted:
         return FitStats(1, 0, row[1])
-    return FitStats(1, 1, row[1], len(row[3]) // 8, len(row[4]) // 8)
+    return FitStats(1, 1, row[1], len(row[3]) // 8, len(row[4]) // 8, len(row[5]) // 8)
 
 
 def add_stats(a: FitStats, b: FitStats) -> FitStats:
@@ -206,7 +207,8 @@ def apply_task(
 
 def _apply(settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None) -> Tally:
     profiles = {
-        row[0]: SiteProfile(row[0], row[1], row[2], decode_hashes(row[3]), decode_hashes(row[4]))
+        row[0]: SiteProfile(row[0], row[1], row[2], decode_hashes(row[3]), decode_hashes(row[4]),
+                            decode_hashes(row[5]))
         for row in rows or ()
     }
     options = settings.options
