@@ -67,7 +67,7 @@ _ROLE_CLOSES = {mark: role for role, mark in enumerate(ROLE_CLOSE)}
 _LINKED = re.compile("\ufdd3([^\ufdd3\ufdd4]*)")
 _inline_as_space = partial(INLINE_MARK.sub, " ")
 # A block that ends as sentences end, in the scripts we know of.
-_SENTENCE_END = re.compile("[.!?\u3002\uff01\uff1f\u2026:;\"\u201d\u00bb)\u061f\u0964]$")
+_SENTENCE_END = frozenset(".!?\u3002\uff01\uff1f\u2026:;\"\u201d\u00bb)\u061f\u0964")
 
 _CHARS, _LINK_CHARS, _KIND = attrgetter("chars"), attrgetter("link_chars"), attrgetter("kind")
 _ANCESTORS, _TEXT, _LAST = attrgetter("ancestors"), attrgetter("text"), itemgetter(-1)
@@ -97,7 +97,9 @@ def split_blocks(marked: str) -> list[Block]:
     parts = BLOCK_SPLIT.split(marked)
     texts = parts[0::2]
     marks = parts[1::2]
-    plains = list(map(" ".join, map(str.split, map(_inline_as_space, texts))))
+    # Inline marks become spaces in one pass over the page (a mark for a space keeps every
+    # offset, so the second split cuts the same blocks), then each block's whitespace folds.
+    plains = list(map(" ".join, map(str.split, BLOCK_SPLIT.split(_inline_as_space(marked))[0::2])))
     blocks: list[Block] = []
     stack = [0]
     ancestors: tuple[int, ...] = (0,)
@@ -195,7 +197,7 @@ def feature_columns(blocks: list[Block]) -> list[list[float]]:
     return [
         log_chars,
         density,
-        [1.0 if _SENTENCE_END.search(b.text) else 0.0 for b in blocks],
+        [1.0 if text[-1] in _SENTENCE_END else 0.0 for text in map(_TEXT, blocks)],
         [1.0 if k in (1, 2) else 0.0 for k in kinds],
         [1.0 if 3 <= k <= 6 else 0.0 for k in kinds],
         [1.0 if k == KIND_ITEM else 0.0 for k in kinds],
@@ -268,11 +270,14 @@ def context_columns(blocks: list[Block], scores: list[float]) -> list[list[float
     total_kept = sum(kept) or 1.0
     before = [0.0, *accumulate(kept)][:n]
 
+    # Each block's window, from running sums: characters kept over characters, itself left out.
+    sum_chars = [0, *accumulate(chars)]
+    sum_kept = [0.0, *accumulate(kept)]
     window: list[float] = []
-    for i in range(n):
+    for i, (c, k) in enumerate(zip(chars, kept, strict=True)):
         lo, hi = max(0, i - CONTEXT_WINDOW), min(n, i + CONTEXT_WINDOW + 1)
-        weight = sum(chars[lo:hi]) - chars[i]
-        window.append((sum(kept[lo:hi]) - kept[i]) / weight if weight else 0.0)
+        weight = sum_chars[hi] - sum_chars[lo] - c
+        window.append((sum_kept[hi] - sum_kept[lo] - k) / weight if weight else 0.0)
 
     ancestors = list(map(_ANCESTORS, blocks))
     node_kept: dict[int, float] = {}

@@ -152,7 +152,9 @@ _ANY_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\xaf]")
 # Marks that end a text block (line): the candidate and line marks, those before headings,
 # list items, quotes and code, and the role marks.
 _BLOCK_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\x92\x95-\x9b\x9d\x9e\xa1-\xaa]")
-_ROLE_MARK_BYTES = re.compile(b" ?\xef\xb7[\xa1-\xaa]")
+_ROLE_MARK_BYTES = re.compile(b"\xef\xb7[\xa1-\xaa]")
+# Each role mark with the separator before it (how body.text() puts them in the text).
+_SPACED_ROLE_MARKS = tuple(b" " + mark.encode() for mark in (*ROLE_OPEN, *ROLE_CLOSE))
 # Block boundaries (captured by split: text at even indexes, marks between) and inline marks
 # (links, cells, emphasis: inside a block, each is a space) in decoded marked text. Every reader
 # of blocks uses these two: the fit's digests, content.split_blocks, remove_repeated.
@@ -328,13 +330,19 @@ def _role_elements(body: Node) -> list[tuple[Node, int, bytes]]:
 
 @lru_cache(maxsize=1 << 16)
 def _describe(tag: str, names: str) -> tuple[int, bytes]:
-    """The roles an element's tag, class and id give it (a bit each), and its slot. Cached:
-    class names recur on every page of a site and across sites (a scan of the words takes
-    3-10 µs, a cache hit 0.1 µs)."""
+    """The roles an element's tag, class and id give it (a bit each), and its slot. Cached, as
+    is :func:`_describe_slot` behind it: names recur on every page of a site and across sites,
+    ids that differ only by number (``comment-8812``) share one slot, and a scan of the words
+    (~10 µs for a long class list) costs about a hundred cache hits."""
+    return _describe_slot(tag, _DIGITS.sub("", names))
+
+
+@lru_cache(maxsize=1 << 16)
+def _describe_slot(tag: str, names: str) -> tuple[int, bytes]:
     bits = _TAG_ROLES.get(tag, 0)
     for match in _ROLE_WORD_PATTERN.finditer(names.lower()):
         bits |= 1 << (match.lastindex or 1) - 1
-    slot = " ".join([tag, *_DIGITS.sub("", names).split()]) if bits else ""
+    slot = " ".join([tag, *names.split()]) if bits else ""
     return bits, slot.encode("utf-8", "surrogatepass")
 
 
@@ -418,7 +426,8 @@ def _measure_spans(
     hashed = marked
     at = positions
     if _ROLE_MARK_BYTES.search(marked) is not None:
-        hashed = _ROLE_MARK_BYTES.sub(b"", marked)
+        for mark in _SPACED_ROLE_MARKS:  # bytes.replace: a regex was 10x the instructions
+            hashed = hashed.replace(mark, b"")
         at = [match.start() for match in _CANDIDATE_MARK_BYTES.finditer(hashed)]
     stack: list[tuple[int, int]] = []
     ordinal = 0
@@ -525,7 +534,6 @@ def _doomed(page: PageText, template: Collection[int]) -> set[int]:
     return {i for i, digest in enumerate(page.hashes) if digest and digest in template}
 
 
-_ROLE_MARK = re.compile(b"\xef\xb7[\xa1-\xaa]")
 
 
 def _doomed_slots(page: PageText, slots: Collection[int]) -> list[tuple[int, int, int]]:
@@ -543,7 +551,7 @@ def _doomed_slots(page: PageText, slots: Collection[int]) -> list[tuple[int, int
     ordinal = 0
     mains = 0  # main-role elements opened so far
     found = []
-    for match in _ROLE_MARK.finditer(marked):
+    for match in _ROLE_MARK_BYTES.finditer(marked):
         role, closing = divmod(marked[match.start() + 2] - 0xA1, 2)  # OPEN, CLOSE, OPEN, ...
         if not closing:
             stacks[role].append((match.start(), ordinal, mains))
