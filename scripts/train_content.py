@@ -55,8 +55,11 @@ MODEL = Path(__file__).resolve().parent.parent / "warcdeboil" / "content_model.j
 # half 0.4 and 0.6 were each worse on mean F1 (recall or precision falls faster than the other
 # rises), so the plain decision stays.
 THRESHOLD = 0.5
-# Share of the gold tokens a block's tokens must hit to be labelled content.
-LABEL_OVERLAP = 0.5
+# Share of a block's tokens that must be found in the page's gold text (still unclaimed) for it
+# to be labelled content. Mean F1 on the calibration half (five datasets summed): 4.671 at 0.5,
+# 4.677 at 0.65, 4.685 at 0.8: a stricter label keeps comments and teasers, whose common words
+# match any article, out of the positive class.
+LABEL_OVERLAP = 0.8
 REGULARISATION_C = 1.0
 
 
