@@ -8,7 +8,7 @@ pipeline (one ``analyse`` with structure marks, the site's template learned from
 neighbours and removed, :func:`warcdeboil.content.split_blocks`,
 :func:`warcdeboil.content.block_features`), so training sees exactly what the pipeline sees.
 
-A block's label is 1 when at least half of its tokens are still unclaimed in the page's gold text
+A block's label is 1 when at least 80 % of its tokens are still unclaimed in the page's gold text
 (blocks claim gold tokens in document order, so a second copy of a paragraph is not content).
 Each block is weighted by its share of the page's characters: the measure is token F1 averaged
 over pages, so a long paragraph matters more than a date, and every page matters the same.
