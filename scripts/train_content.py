@@ -33,8 +33,8 @@ from warcdeboil.content import (
     ContentModel,
     block_features,
     context_columns,
-    feature_columns,
     extract_blocks,
+    feature_columns,
     split_blocks,
 )
 from warcdeboil.dom import (

@@ -26,6 +26,8 @@ def entry(site: str, url: str, file_id: int = 0, offset: int = 0) -> IndexEntry:
         array("Q", [rng.getrandbits(64) for _ in range(3)]),
         array("I", [40, 50, 60]),
         rng.randint(0, 10_000),
+        array("Q", sorted(rng.getrandbits(64) for _ in range(rng.randint(0, 40)))),
+        array("Q", sorted(rng.getrandbits(64) for _ in range(rng.randint(0, 5)))),
     )
     return IndexEntry(site, url, file_id, offset, rng.randint(1, 1 << 20), f"http://{url}", sig)
 

@@ -27,40 +27,42 @@ def test_dragnet_template_removal_keeps_recall_and_beats_deboiler_precision(
 ) -> None:
     report = run("dragnet", tmp_path, Mode.TEMPLATE)
     assert report.missing == 0
-    assert report.overall.recall >= 0.95
+    # Recall 0.975 over the set, 0.970 on sites with >= 5 pages (2026-11-23).
+    assert report.overall.recall >= 0.97
     # The original deboiler: precision 0.686 on pages of sites with >= 5 pages (shared/eval).
-    # warcdeboil, measured 2026-11-22: 0.729 (0.694 before repeated blocks); floor a little below.
-    assert report.large_sites.precision > 0.72
-    assert report.large_sites.recall >= 0.95
+    # warcdeboil, measured 2026-11-23: 0.825 (0.729 before template slots, 0.694 before repeated
+    # blocks); floor a little below.
+    assert report.large_sites.precision > 0.815
+    assert report.large_sites.recall >= 0.96
 
 
 # Precision on sites with >= 5 pages: deboiler 0.740 and 0.729; warcdeboil, measured
-# 2026-11-22, 0.804 and 0.774 (0.763 and 0.747 before repeated blocks). Floors a little below.
-@pytest.mark.parametrize(("name", "precision"), [("cleanportaleval", 0.795), ("l3s-gn1", 0.765)])
+# 2026-11-23, 0.853 and 0.812 (0.804 and 0.774 before template slots). Floors a little below.
+@pytest.mark.parametrize(("name", "precision"), [("cleanportaleval", 0.845), ("l3s-gn1", 0.805)])
 def test_smaller_sets_beat_deboiler_precision(tmp_path: Path, name: str, precision: float) -> None:
     report = run(name, tmp_path, Mode.TEMPLATE)
     assert report.large_sites.recall >= 0.95
     assert report.large_sites.precision > precision
 
 
-# Content mode, measured 2026-11-22: cleanportaleval 0.938, l3s-gn1 0.930 (sites >= 5: 0.944),
-# scrapinghub 0.911, dragnet 0.854 (sites >= 5: 0.881). Half of each set's sites were used to
+# Content mode, measured 2026-11-23: cleanportaleval 0.951, l3s-gn1 0.950 (sites >= 5: 0.964),
+# scrapinghub 0.921, dragnet 0.913 (sites >= 5: 0.924). Half of each set's sites were used to
 # fit the block model (scripts/train_content.py), so these guard against regressions; they are
 # not the held-out figures.
 @pytest.mark.parametrize(("name", "floor"), [
-    ("cleanportaleval", 0.925), ("l3s-gn1", 0.92), ("scrapinghub", 0.90),
+    ("cleanportaleval", 0.94), ("l3s-gn1", 0.94), ("scrapinghub", 0.91),
 ])
 def test_content_mode_f1_floor(tmp_path: Path, name: str, floor: float) -> None:
     report = run(name, tmp_path, Mode.CONTENT)
     assert report.missing == 0
     assert report.overall.f1 >= floor
     # Content mode must be more precise than template removal and keep most of the gold.
-    assert report.overall.precision >= 0.85
-    assert report.overall.recall >= 0.90
+    assert report.overall.precision >= 0.87
+    assert report.overall.recall >= 0.95
 
 
 @pytest.mark.slow
 def test_dragnet_content_mode_f1_floor(tmp_path: Path) -> None:
     report = run("dragnet", tmp_path, Mode.CONTENT)
-    assert report.large_sites.f1 >= 0.87
-    assert report.overall.f1 >= 0.845
+    assert report.large_sites.f1 >= 0.915
+    assert report.overall.f1 >= 0.905

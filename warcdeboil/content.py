@@ -304,7 +304,10 @@ def context_columns(blocks: list[Block], scores: list[float]) -> list[list[float
     ]
 
 
-def _weighted_sum(columns: list[list[float]], weights: tuple[float, ...], bias: float) -> list[float]:
+def _weighted_sum(
+    columns: list[list[float]], weights: tuple[float, ...], bias: float
+) -> list[float]:
+    """``bias`` plus the weighted columns, per block (a column at a time: the loops run in C)."""
     scores = [bias] * len(columns[0])
     for weight, column in zip(weights, columns, strict=True):
         if weight:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import re
 from array import array
-from functools import lru_cache
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from functools import lru_cache
 from operator import attrgetter, methodcaller
+from typing import NamedTuple
 
 from selectolax.lexbor import LexborHTMLParser
 from selectolax.lexbor import LexborNode as Node
