@@ -120,12 +120,10 @@ def split_blocks(marked: str) -> list[Block]:
             blocks.append(Block(plain, kind, chars, linked, ancestors, text, roles))
         if i < n_marks:
             mark = marks[i]
-            if mark in _ROLE_OPENS:  # a role mark leaves the block kind as it is
-                role = _ROLE_OPENS[mark]
+            if (role := _ROLE_OPENS.get(mark)) is not None:  # role marks keep the block kind
                 depths[role] += 1
                 roles |= 1 << role
-            elif mark in _ROLE_CLOSES:
-                role = _ROLE_CLOSES[mark]
+            elif (role := _ROLE_CLOSES.get(mark)) is not None:
                 if depths[role]:
                     depths[role] -= 1
                     if not depths[role]:

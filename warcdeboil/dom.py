@@ -95,12 +95,12 @@ _AFTER = {"td": CELL, "th": CELL, "strong": STRONG, "b": STRONG, "em": EMPHASIS,
 _BEFORE_SELECTOR = ", ".join(_BEFORE)
 _AFTER_SELECTOR = ", ".join(_AFTER)
 
-# Role marks (also only with ``structure=True``): a pair of marks around every block-level element
+# Role marks (with or without ``structure``): a pair of marks around every block-level element
 # that names its role, in its tag, its ARIA role or the words of its class and id — what a page's
-# author says a part of it is. Content mode reads them as features of the blocks inside; they
-# are block boundaries, and the candidate hashes never see them (attributes stay out of the
-# template). Each role: its marks, then the selector that finds its elements. The words are the
-# ones page templates commonly use for these parts; the model weighs them, these only name them.
+# author says a part of it is. Content mode reads them as features of the blocks inside, the fit
+# learns template slots from them; they are block boundaries, and the candidate hashes never see
+# them (attributes stay out of the template). The words are the ones page templates commonly use
+# for these parts; the model weighs them, these only name them.
 ROLE_COMMENTS = 0  # readers' comments and replies
 ROLE_ASIDE = 1  # sidebars, related and recommended links, sharing, promotion, newsletters
 ROLE_CHROME = 2  # navigation, site header and footer, breadcrumbs, cookie notices
@@ -538,8 +538,6 @@ def _doomed(page: PageText, template: Collection[int]) -> set[int]:
     return {i for i, digest in enumerate(page.hashes) if digest and digest in template}
 
 
-
-
 def _doomed_slots(page: PageText, slots: Collection[int]) -> list[tuple[int, int, int]]:
     """The role elements of a page whose slot is in ``slots``, as (start, end) in ``marked`` and
     their ordinal among the page's role marks. Not those that hold what the page calls its
@@ -549,7 +547,7 @@ def _doomed_slots(page: PageText, slots: Collection[int]) -> list[tuple[int, int
         return []
     marked = page.marked
     limit = MAX_SLOT_SHARE * len(marked)
-    longest = _longest_block(marked)
+    longest: int | None = None  # found only when some slot passes the other tests
     n = len(page.slots)
     stacks: list[list[tuple[int, int, int]]] = [[] for _ in range(ROLES)]
     ordinal = 0
@@ -563,9 +561,13 @@ def _doomed_slots(page: PageText, slots: Collection[int]) -> list[tuple[int, int
             mains += role == ROLE_MAIN
         elif stacks[role]:
             start, k, mains_before = stacks[role].pop()
-            if (k < n and page.slots[k] in slots and match.end() - start <= limit
-                    and mains == mains_before and not start < longest < match.end()):
-                found.append((start, match.end(), k))
+            end = match.end()
+            if k >= n or page.slots[k] not in slots or end - start > limit or mains > mains_before:
+                continue
+            if longest is None:
+                longest = _longest_block(marked)
+            if not start < longest < end:
+                found.append((start, end, k))
     return found
 
 
