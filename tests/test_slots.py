@@ -70,6 +70,14 @@ def test_role_marks_name_what_the_page_says_its_parts_are() -> None:
     assert sum(1 for digest in page.slots if digest == 0) >= 1  # the <article>
 
 
+def test_an_element_with_class_id_and_role_is_marked_once() -> None:
+    # A selector list returns an element once per selector it matches: each got marks of its own.
+    page = analyse("<body><div class='sidebar' id='side' role='complementary'><p>Latest</p></div>"
+                   "<p>Story</p></body>")
+    assert page.marked.decode().count(ROLE_OPEN[ROLE_ASIDE]) == 1
+    assert len(page.slots) == 1
+
+
 def test_slot_digest_ignores_numbers_and_content() -> None:
     a, b = analyse(news_page(1)), analyse(news_page(2))
     # Comment ids differ by number only; lists differ in content: the same slots on both pages.

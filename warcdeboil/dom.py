@@ -138,14 +138,16 @@ def _first_letter_alternation(words: Iterable[str]) -> str:
 _ROLE_WORD_PATTERN = re.compile(_first_letter_alternation(w for ws in _ROLE_WORDS for w in ws))
 # Which role a matched word gives (each role's words as one expression).
 _ROLE_OF_WORD = tuple(re.compile("|".join(words)) for words in _ROLE_WORDS)
+# The roles (ascending) whose bit is set in each set of roles.
+_ROLES_OF_BITS = tuple(
+    tuple(role for role in range(ROLES) if bits >> role & 1) for bits in range(1 << ROLES)
+)
 # Roles given by a tag or an ARIA role (a bit each).
 _TAG_ROLES = {"aside": 1 << ROLE_ASIDE, "nav": 1 << ROLE_CHROME, "footer": 1 << ROLE_CHROME,
               "figcaption": 1 << ROLE_META, "article": 1 << ROLE_MAIN, "main": 1 << ROLE_MAIN}
 _ARIA_ROLES = {"complementary": 1 << ROLE_ASIDE, "navigation": 1 << ROLE_CHROME,
                "contentinfo": 1 << ROLE_CHROME, "banner": 1 << ROLE_CHROME,
                "main": 1 << ROLE_MAIN}
-# Every element that may have a role, in one selector so that they come in document order.
-_ROLE_SELECTOR = ", ".join([*_TAG_ROLES, "[role]", "[itemprop]", "[class]", "[id]"])
 _DIGITS = re.compile(r"\d+")
 # Class and id names remembered per process, in each of the two caches of role descriptions: a
 # site's names and the common ones stay cached. Peak RSS of `clean` on dragnet's 1,381 pages:
@@ -282,6 +284,7 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     tags = list(map(_TAG, elements))
     nodes = list(compress(elements, map(_CANDIDATE_TAG_SET.__contains__, tags)))
     line_ends = list(compress(elements, map(_LINE_END_TAGS.__contains__, tags)))
+    roles = _role_elements(elements, tags)
     marks = _structure_marks(elements, tags) if structure else None
     del elements  # strip_tags below takes scripts out of the tree
     seeds = list(map(_TAG_SEEDS.__getitem__, map(_TAG, nodes)))
@@ -294,7 +297,7 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     tree.strip_tags(INVISIBLE_TAGS)
     deque(map(methodcaller("insert_after", LINE), line_ends), maxlen=0)
     # Role marks before the structure marks: those then sit inside them, next to their element.
-    slots = _insert_role_marks(body)
+    slots = _insert_role_marks(roles)
     if marks is not None:
         _insert_structure_marks(*marks)
     marked = body.text(separator=" ", strip=True, skip_empty=True).encode("utf-8", "surrogatepass")
@@ -355,23 +358,30 @@ def _insert_structure_marks(
     deque(map(Node.insert_after, after, after_marks), maxlen=0)
 
 
-def _role_elements(body: Node) -> list[tuple[Node, int, bytes]]:
+_RoleElement = tuple[Node, int, bytes]
+
+
+def _role_elements(elements: list[Node], tags: list[str]) -> list[_RoleElement]:
     """The block-level elements that have a role — by tag, by ARIA role, as schema.org's article
     body, or by the words of their class and id — in document order, each with its roles (a bit
     each) and its *slot*: tag, class and id without digits, what names the element's place in
-    the site's template (``div comments``, not ``div comment-8812``)."""
-    found: list[tuple[Node, int, bytes]] = []
-    for node in body.css(_ROLE_SELECTOR):
-        tag = node.tag
-        if tag not in _ROLE_TAGS:
-            continue
+    the site's template (``div comments``, not ``div comment-8812``).
+
+    From every element of the body (``elements``, their ``tags``): a selector list such as
+    ``aside, [class], [id]`` returns an element once for each selector it matches."""
+    found: list[_RoleElement] = []
+    keep = list(map(_ROLE_TAGS.__contains__, tags))
+    for node, tag in zip(compress(elements, keep), compress(tags, keep), strict=True):
         attributes = node.attributes
+        if not attributes:  # only its tag can give it a role
+            if tag in _TAG_ROLES:
+                found.append((node, *_describe(tag, " ")))
+            continue
         names = f"{attributes.get('class') or ''} {attributes.get('id') or ''}"
         bits, slot = _describe(tag, names)
-        if attributes:
-            bits |= _ARIA_ROLES.get(attributes.get("role") or "", 0)
-            if attributes.get("itemprop") == "articleBody":
-                bits |= 1 << ROLE_MAIN
+        bits |= _ARIA_ROLES.get(attributes.get("role") or "", 0)
+        if attributes.get("itemprop") == "articleBody":
+            bits |= 1 << ROLE_MAIN
         if bits:
             found.append((node, bits, slot))
     return found
@@ -399,17 +409,16 @@ def _word_bits(word: str) -> int:
     return 0
 
 
-def _insert_role_marks(body: Node) -> array:
+def _insert_role_marks(elements: list[_RoleElement]) -> array:
     """Puts the role marks around the elements that have a role (see :data:`ROLE_OPEN`), and
     returns, for each opening mark in the order of the text, the digest of the element's slot
     in that role (0 for the roles that are never template: meta and main)."""
     slots = array("Q")
-    for node, bits, slot in _role_elements(body):
-        for role in range(ROLES):
-            if bits >> role & 1:
-                node.insert_before(ROLE_OPEN[role])
-                node.insert_after(ROLE_CLOSE[role])
-                slots.append(xxh3_64_intdigest(slot, role) if role in SLOT_ROLES else 0)
+    for node, bits, slot in elements:
+        for role in _ROLES_OF_BITS[bits]:
+            node.insert_before(ROLE_OPEN[role])
+            node.insert_after(ROLE_CLOSE[role])
+            slots.append(xxh3_64_intdigest(slot, role) if role in SLOT_ROLES else 0)
     return slots
 
 
@@ -600,7 +609,7 @@ def _doomed_slots(page: PageText, slots: Collection[int]) -> list[tuple[int, int
     their ordinal among the page's role marks. Not those that hold what the page calls its
     article (a main-role element: Blogger's posts are "widgets") or its longest text block, nor
     those holding more than :data:`MAX_SLOT_SHARE` of the text."""
-    if not slots or not page.slots:
+    if not slots or not page.slots or _disjoint(slots, page.slots):
         return []
     marked = page.marked
     limit = MAX_SLOT_SHARE * len(marked)
@@ -628,16 +637,21 @@ def _doomed_slots(page: PageText, slots: Collection[int]) -> list[tuple[int, int
     return found
 
 
+def _disjoint(slots: Collection[int], found: array) -> bool:
+    """Whether none of a page's slots is one of the site's (the scan of its marks not needed)."""
+    if isinstance(slots, (set, frozenset)):
+        return slots.isdisjoint(found)
+    return not any(map(slots.__contains__, found))
+
+
 def _longest_block(marked: bytes) -> int:
-    """Where the longest text block of the marked text starts (-1 when there is none)."""
-    at = -1
-    size = 0
-    pos = 0
-    for fragment in _BLOCK_MARK_BYTES.split(marked):
-        if len(fragment) > size:
-            at, size = pos, len(fragment)
-        pos += len(fragment) + _MARK_BYTES
-    return at
+    """Where the longest text block of the marked text starts (-1 when there is none): the
+    first of the longest, the loops in C."""
+    sizes = list(map(len, _BLOCK_MARK_BYTES.split(marked)))
+    longest = max(range(len(sizes)), key=sizes.__getitem__)
+    if not sizes[longest]:
+        return -1
+    return sum(sizes[:longest]) + _MARK_BYTES * longest
 
 
 class Removal(NamedTuple):
@@ -724,8 +738,9 @@ def clean_html(
             doomed += [nodes[i] for i in candidates]
     ordinals = [k for _, _, k in _doomed_slots(page, slots)]
     if ordinals and body is not None:
-        owners = [node for node, bits, _ in _role_elements(body)
-                  for role in range(ROLES) if bits >> role & 1]
+        elements = body.css("*")
+        owners = [node for node, bits, _ in _role_elements(elements, list(map(_TAG, elements)))
+                  for _ in _ROLES_OF_BITS[bits]]
         if len(owners) == len(page.slots):
             doomed += [owners[k] for k in ordinals]
     if doomed:
