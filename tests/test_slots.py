@@ -3,8 +3,10 @@ from URL-neighbour pairs and removed whatever they hold; and the role marks behi
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from warcdeboil import dom
 from warcdeboil.api import Deboiler
 from warcdeboil.apply import Mode
 from warcdeboil.content import (
@@ -76,6 +78,27 @@ def test_an_element_with_class_id_and_role_is_marked_once() -> None:
                    "<p>Story</p></body>")
     assert page.marked.decode().count(ROLE_OPEN[ROLE_ASIDE]) == 1
     assert len(page.slots) == 1
+
+
+# Every form of every role word (the words with an optional part spelled out).
+_WORD_FORMS = [w for ws in dom._ROLE_WORDS for w in ws if w.isalpha()] + [
+    "share", "sharing", "mostread", "most-read", "postbody", "post-body", "postcontent",
+    "post-content", "maincontent", "main-content",
+]
+
+
+def test_role_words_grouped_by_first_letter_match_as_the_plain_alternation() -> None:
+    # The grouped expression must find the same words, hence the same roles, as one alternation
+    # of each role's words in a group: for every word, and every pair run together or apart.
+    plain = re.compile("|".join(f"({'|'.join(words)})" for words in dom._ROLE_WORDS))
+    assert len(_WORD_FORMS) == sum(map(len, dom._ROLE_WORDS)) + 5
+    names = [*_WORD_FORMS, *(f"{a}{sep}{b}" for a in _WORD_FORMS for b in _WORD_FORMS
+                             for sep in ("", "-", " "))]
+    for name in names:
+        expected = 0
+        for match in plain.finditer(name):
+            expected |= 1 << (match.lastindex or 1) - 1
+        assert dom._describe("div", name)[0] == expected, name
 
 
 def test_slot_digest_ignores_numbers_and_content() -> None:
