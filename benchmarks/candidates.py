@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from warcdeboil import dom
-from warcdeboil.apply import OutputFormat
+from warcdeboil.apply import Mode, OutputFormat
 from warcdeboil.evaluate import evaluate, load_gold, load_predictions
 from warcdeboil.pipeline import Options, clean
 
@@ -28,14 +28,16 @@ def main() -> None:
     args = parser.parse_args()
     extra = tuple(t for t in args.extra.split(",") if t)
     tags = dom.CANDIDATE_TAGS + extra
-    # An experiment, in this process only: the module's selector is what analyse() uses.
+    # An experiment, in this process only: analyse() sorts elements with the tag set, clean_html
+    # finds them again with the selector.
+    dom._CANDIDATE_TAG_SET = frozenset(tags)
     dom._CANDIDATE_SELECTOR = ", ".join(tags)
     dom._TAG_SEEDS.update({t: dom.xxh3_64_intdigest(t.encode()) for t in extra})
     for name in args.datasets.split(","):
         with tempfile.TemporaryDirectory() as out:
             started = time.process_time()
             summary = clean([EVAL / f"{name}.warc.gz"], out,
-                            Options(format=OutputFormat.JSONL, workers=1))
+                            Options(format=OutputFormat.JSONL, mode=Mode.TEMPLATE, workers=1))
             cpu = time.process_time() - started
             report = evaluate(load_predictions(Path(out).glob("*.jsonl.gz")),
                               load_gold(EVAL / f"{name}.gold.jsonl.gz"))
