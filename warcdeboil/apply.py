@@ -452,8 +452,8 @@ class _JsonlSink(_Sink):
         obj["removed"] = removed
         obj["html_bytes_before"] = entry.html_bytes_before
         obj["html_bytes_after"] = cleaned.html_bytes
-        self._out.write(json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-        self._out.write(b"\n")
+        line = json.dumps(obj, ensure_ascii=False) + "\n"
+        self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
 
     def close(self) -> None:
         if self._gzip is not None:
