@@ -28,11 +28,11 @@ def main() -> None:
     args = parser.parse_args()
     extra = tuple(t for t in args.extra.split(",") if t)
     tags = dom.CANDIDATE_TAGS + extra
-    # An experiment, in this process only: analyse() sorts elements with the tag set, clean_html
-    # finds them again with the selector.
-    dom._CANDIDATE_TAG_SET = frozenset(tags)
+    # An experiment, in this process only: analyse() sorts elements by tag number with the seeds
+    # table, clean_html finds them again with the selector.
+    ids = dom._tag_ids(extra)
+    dom._CANDIDATE_SEEDS.update({ids[t]: dom.xxh3_64_intdigest(t.encode()) for t in extra})
     dom._CANDIDATE_SELECTOR = ", ".join(tags)
-    dom._TAG_SEEDS.update({t: dom.xxh3_64_intdigest(t.encode()) for t in extra})
     for name in args.datasets.split(","):
         with tempfile.TemporaryDirectory() as out:
             started = time.process_time()
