@@ -19,17 +19,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .apply import Mode
-from .content import extract
-from .dom import (
-    PageSignature,
-    analyse,
-    clean_html,
-    page_signature,
-    plain_text,
-    remove_repeated,
-    remove_template,
-)
+from .apply import Mode, clean_document, clean_page
+from .dom import PageSignature, analyse, page_signature
 from .fit import FitParams, SiteProfile, fit_site
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 
@@ -86,18 +77,11 @@ class Deboiler:
         for url, markup in pages:
             site = self._keyer(url)
             profile = self.profiles_.get(site)
-            template = profile.template if profile else frozenset()
-            repeated = profile.repeated if profile else frozenset()
-            slots = profile.template_slots if profile else frozenset()
             page = analyse(markup, structure=self.mode is Mode.CONTENT)
-            removal = remove_template(page, template, slots)
-            marked = removal.marked.decode("utf-8", "surrogatepass")
-            if self.mode is Mode.CONTENT:
-                text = extract(marked, repeated=repeated).text
-            else:
-                text = plain_text(remove_repeated(marked, repeated)[0], page.structured)
-            document = clean_html(markup, page, template, repeated, slots) if html else None
-            yield CleanPage(url, site, page.title, text, document, removal.subtrees, removal.slots)
+            cleaned = clean_page(page, profile, self.mode).cleaned
+            document = clean_document(markup, page, profile) if html else None
+            yield CleanPage(url, site, page.title, cleaned.text, document, cleaned.removed,
+                            cleaned.slots)
 
     def fit_transform(self, pages: Iterable[Page], *, html: bool = False) -> list[CleanPage]:
         """``fit`` then ``transform`` on the same pages."""

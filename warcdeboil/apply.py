@@ -21,11 +21,19 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from .compression import Codec
 from .content import KIND_ITEM, Block, Extraction, extract, split_blocks, without_repeated
-from .dom import CleanText, analyse, clean_html, plain_text, remove_repeated, remove_template
+from .dom import (
+    CleanText,
+    PageText,
+    analyse,
+    clean_html,
+    plain_text,
+    remove_repeated,
+    remove_template,
+)
 from .errors import ConfigError, InputError, RecordError
 from .fit import SiteProfile
 from .language import detect, primary_subtag
@@ -228,35 +236,61 @@ def _emit(
 ) -> None:
     site = keyer(entry.url)
     profile = lookup(site) if lookup is not None and site else None
-    template = profile.template if profile is not None else frozenset()
-    repeated = profile.repeated if profile is not None else frozenset()
-    slots = profile.template_slots if profile is not None else frozenset()
-    removal = remove_template(entry.page, template, slots)
-    marked = removal.marked.decode("utf-8", "surrogatepass")
-    content: Extraction | None = None
-    if mode is Mode.CONTENT:
-        content = extract(marked, repeated=repeated)
-    elif entry.page.structured:
-        content = without_repeated(split_blocks(marked), repeated)
-    else:
-        marked, n_repeated = remove_repeated(marked, repeated)
-        tally.removed_blocks += n_repeated
-    if content is not None:
-        text = content.text
-        tally.removed_blocks += sum(content.removed.values())
-    else:
-        text = plain_text(marked, entry.page.structured)
-    cleaned = CleanText(text, removal.html_bytes, removal.subtrees, removal.slots)
+    cleaned, content, removed_blocks = clean_page(entry.page, profile, mode)
     tally.cleaned += 1
     tally.removed_subtrees += cleaned.removed
     tally.removed_slots += cleaned.slots
+    tally.removed_blocks += removed_blocks
     tally.html_bytes_before += entry.html_bytes_before
     tally.html_bytes_after += cleaned.html_bytes
     html = None
     if sink.wants_html and page is not None:
-        document = clean_html(page.markup, entry.page, template, repeated, slots)
-        html = document.encode("utf-8", "surrogatepass")
+        html = clean_document(page.markup, entry.page, profile).encode("utf-8", "surrogatepass")
     sink.page(PageResult(entry, site, cleaned, content), record, page, html)
+
+
+class PageCleaning(NamedTuple):
+    """A page's text with its site's profile applied, and what went."""
+
+    cleaned: CleanText
+    content: Extraction | None  # the kept blocks, when the page has structure marks
+    removed_blocks: int  # repeated blocks, and in content mode blocks judged not content
+
+
+def _removals(
+    profile: SiteProfile | None,
+) -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
+    """The profile's template subtrees, repeated blocks and template slots (none without one)."""
+    if profile is None:
+        return frozenset(), frozenset(), frozenset()
+    return profile.template, profile.repeated, profile.template_slots
+
+
+def clean_page(page: PageText, profile: SiteProfile | None, mode: Mode) -> PageCleaning:
+    """The text of an analysed page without its site's template: in content mode, its main
+    content; else everything but the template subtrees and slots and the repeated blocks."""
+    template, repeated, slots = _removals(profile)
+    removal = remove_template(page, template, slots)
+    marked = removal.marked.decode("utf-8", "surrogatepass")
+    content: Extraction | None = None
+    if mode is Mode.CONTENT:
+        content = extract(marked, repeated=repeated)
+    elif page.structured:
+        content = without_repeated(split_blocks(marked), repeated)
+    if content is not None:
+        text = content.text
+        removed_blocks = sum(content.removed.values())
+    else:
+        marked, removed_blocks = remove_repeated(marked, repeated)
+        text = plain_text(marked, page.structured)
+    cleaned = CleanText(text, removal.html_bytes, removal.subtrees, removal.slots)
+    return PageCleaning(cleaned, content, removed_blocks)
+
+
+def clean_document(markup: str | bytes, page: PageText, profile: SiteProfile | None) -> str:
+    """The page's document without what :func:`clean_page` removes in template mode."""
+    template, repeated, slots = _removals(profile)
+    return clean_html(markup, page, template, repeated, slots)
 
 
 @dataclass(slots=True)
