@@ -16,7 +16,16 @@ from .errors import WorkDirError
 from .fit import SiteProfile
 from .index import partition_of
 
-__all__ = ["ProfileReader", "ProfileWriter", "decode_hashes", "encode_hashes", "profile_path"]
+__all__ = [
+    "ProfileReader",
+    "ProfileRow",
+    "ProfileWriter",
+    "decode_hashes",
+    "encode_hashes",
+    "profile_from_row",
+    "profile_path",
+    "profile_row",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS profiles (
@@ -39,6 +48,22 @@ def decode_hashes(blob: bytes) -> frozenset[int]:
     return frozenset(array("Q", blob))
 
 
+ProfileRow = tuple[str, int, int, bytes, bytes, bytes]
+"""``(site, pages, pairs, template, repeated, slots)``: one site's profile as stored, digests
+encoded (a row of the profiles table, and of the Spark engine's profiles)."""
+
+
+def profile_row(profile: SiteProfile) -> ProfileRow:
+    return (profile.site, profile.pages, profile.pairs, encode_hashes(profile.template),
+            encode_hashes(profile.repeated), encode_hashes(profile.template_slots))
+
+
+def profile_from_row(row: ProfileRow) -> SiteProfile:
+    site, pages, pairs, hashes, repeated, slots = row
+    return SiteProfile(site, pages, pairs, decode_hashes(hashes), decode_hashes(repeated),
+                       decode_hashes(slots))
+
+
 def profile_path(directory: Path, partition: int) -> Path:
     return directory / f"p{partition:04d}.sqlite"
 
@@ -57,11 +82,8 @@ class ProfileWriter:
         self._db.execute(_SCHEMA)
 
     def add(self, profile: SiteProfile) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?, ?, ?)",
-            (profile.site, profile.pages, profile.pairs, encode_hashes(profile.template),
-             encode_hashes(profile.repeated), encode_hashes(profile.template_slots)),
-        )
+        self._db.execute("INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?, ?, ?)",
+                         profile_row(profile))
 
     def __enter__(self) -> ProfileWriter:
         return self
@@ -115,16 +137,12 @@ class ProfileReader:
             return None
         try:
             row = db.execute(
-                "SELECT pages, pairs, hashes, repeated, slots FROM profiles WHERE site = ?",
+                "SELECT site, pages, pairs, hashes, repeated, slots FROM profiles WHERE site = ?",
                 (site,),
             ).fetchone()
         except sqlite3.Error as exc:
             raise WorkDirError(f"cannot read the profile of {site!r} ({exc})") from exc
-        if row is None:
-            return None
-        pages, pairs, hashes, repeated, slots = row
-        return SiteProfile(site, pages, pairs, decode_hashes(hashes), decode_hashes(repeated),
-                           decode_hashes(slots))
+        return None if row is None else profile_from_row(row)
 
     def close(self) -> None:
         for db in self._dbs.values():

@@ -26,10 +26,10 @@ from typing import Any
 from ..apply import ApplyJob, apply_file
 from ..compression import Codec
 from ..errors import InputError
-from ..fit import FitParams, SiteProfile, fit_site, group_by_site
+from ..fit import FitParams, fit_site, group_by_site
 from ..index import decode_entry, encode_entry, sort_key
 from ..pipeline import FitStats, Options, output_name
-from ..profiles import decode_hashes, encode_hashes
+from ..profiles import ProfileRow, profile_from_row, profile_row
 from ..reader import Span, open_archive
 from ..remote import is_remote, join, local_path, upload
 from ..scan import ScanSpec, scan_pages
@@ -64,9 +64,6 @@ INDEX_COLUMNS = ("site", "url_key", "file_id", "offset", "length", "key", "entry
 (:func:`~warcdeboil.index.sort_key`: site, URL key, file, offset — the local engine's order) and
 ``entry`` the encoded entry the fit reads (URL and subtree, block and text digests)."""
 IndexRow = tuple[str, str, int, int, int, bytes, bytes]
-ProfileRow = tuple[str, int, int, bytes, bytes, bytes]
-"""``(site, pages, pairs, template, repeated, slots)``: one site's profile (digests as
-stored)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +150,7 @@ def fit_partition(params: FitParams, rows: Iterable[Sequence[bytes]]) -> Iterato
     entries = (decode_entry(row[0]) for row in rows)
     for site, pages in group_by_site(entries):
         profile = fit_site(site, pages, params)
-        yield (profile.site, profile.pages, profile.pairs, encode_hashes(profile.template),
-               encode_hashes(profile.repeated), encode_hashes(profile.template_slots))
+        yield profile_row(profile)
 
 
 def is_fitted(row: ProfileRow) -> bool:
@@ -206,11 +202,7 @@ def apply_task(
 
 
 def _apply(settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None) -> Tally:
-    profiles = {
-        row[0]: SiteProfile(row[0], row[1], row[2], decode_hashes(row[3]), decode_hashes(row[4]),
-                            decode_hashes(row[5]))
-        for row in rows or ()
-    }
+    profiles = {row[0]: profile_from_row(row) for row in rows or ()}
     options = settings.options
     codec = options.compress or _codec_of(file.location)
     name = output_name(file.rel, options.format, codec)
