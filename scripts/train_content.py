@@ -6,7 +6,7 @@
 Pages come from the evaluation archives; each page goes through the same steps as in the
 pipeline (one ``analyse`` with structure marks, the site's template learned from its URL-sorted
 neighbours and removed, :func:`warcdeboil.content.split_blocks`,
-:func:`warcdeboil.content.block_features`), so training sees exactly what the pipeline sees.
+:func:`warcdeboil.content.feature_columns`), so training sees exactly what the pipeline sees.
 
 A block's label is 1 when at least 80 % of its tokens are still unclaimed in the page's gold text
 (blocks claim gold tokens in document order, so a second copy of a paragraph is not content).
@@ -31,7 +31,6 @@ from warcdeboil.content import (
     CONTEXT_FEATURE_NAMES,
     FEATURE_NAMES,
     ContentModel,
-    block_features,
     context_columns,
     extract_blocks,
     feature_columns,
@@ -137,7 +136,8 @@ def main() -> None:
         train = [(gold_site, blocks, gold_text)
                  for pages in data.values() for _, gold_site, blocks, gold_text, _ in pages
                  if not held_out(gold_site) and blocks]
-        features = [block_features(blocks) for _, blocks, _ in train]
+        columns = [feature_columns(blocks) for _, blocks, _ in train]
+        features = [[list(row) for row in zip(*page, strict=True)] for page in columns]  # rows
         targets = [labels(blocks, gold_text) for _, blocks, gold_text in train]
         # Samples weighted by their share of their page's characters: the measure is per page.
         weights = []
@@ -164,7 +164,7 @@ def main() -> None:
             w, b = fit(outside, features)
             stage = ContentModel(tuple(w), b, THRESHOLD)
             for i in inside:
-                scores[i] = stage.first_scores(feature_columns(train[i][1]))
+                scores[i] = stage.first_scores(columns[i])
         combined = [
             [row + list(ctx) for row, ctx in zip(
                 features[i], zip(*context_columns(train[i][1], scores[i]), strict=True),
