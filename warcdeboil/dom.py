@@ -519,24 +519,20 @@ def _measure_spans(
         hashed = _SPACED_ROLE_MARK_BYTES.sub(b"", marked)
         at = [match.start() for match in _CANDIDATE_MARK_BYTES.finditer(hashed)]
     # Each candidate's marks, paired by a stack: the i-th OPEN is the i-th candidate.
-    opens: list[int] = []  # mark indexes of the open candidates
-    closing = [marked[pos + 2] == 0x91 for pos in positions]
-    ordinal = -1
-    opened: list[int] = []  # candidate ordinal of each open one
-    for k, is_close in enumerate(closing):
-        if not is_close:
-            opens.append(k)
+    stack: list[tuple[int, int]] = []  # (candidate, index of its OPEN mark) of the open ones
+    ordinal = 0
+    for k, pos in enumerate(positions):
+        if marked[pos + 2] == 0x90:  # OPEN
+            stack.append((ordinal, k))
             ordinal += 1
-            opened.append(ordinal)
             continue
-        if not opens:
+        if not stack:
             continue
-        open_k = opens.pop()
-        i = opened.pop()
+        i, open_k = stack.pop()
         if i >= n:
             continue
         spans[2 * i] = positions[open_k]
-        spans[2 * i + 1] = positions[k] + _MARK_BYTES
+        spans[2 * i + 1] = pos + _MARK_BYTES
         if k < n_marks:
             # The subtree's bytes lie between its two markers, less the nested markers.
             sizes[i] = html_marks[k] - html_marks[open_k] - _MARK_BYTES * (k - open_k)
