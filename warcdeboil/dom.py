@@ -32,13 +32,14 @@ from xxhash import xxh3_64_intdigest
 __all__ = [
     "BLOCK_SPLIT",
     "CANDIDATE_TAGS",
-    "INLINE_MARK",
+    "INLINE_MARKS",
     "PageSignature",
     "PageText",
     "analyse",
     "block_digest",
     "clean_html",
     "clean_text",
+    "inline_as_spaces",
     "page_signature",
     "plain_block_digests",
     "remove_repeated",
@@ -205,7 +206,7 @@ _SPACED_ROLE_MARK_BYTES = re.compile(b" \xef\xb7[\xa1-\xaa]")
 # of blocks uses these two: the fit's digests, content.split_blocks, remove_repeated.
 _BLOCK_MARKS = "\ufdd0-\ufdd2\ufdd5-\ufddb\ufddd\ufdde\ufde1-\ufdea"  # a character class's body
 BLOCK_SPLIT = re.compile(f"([{_BLOCK_MARKS}])")
-INLINE_MARK = re.compile("[\ufdd3\ufdd4\ufddc\ufddf\ufde0]")
+INLINE_MARKS = (LINK_OPEN, LINK_CLOSE, CELL, STRONG, EMPHASIS)
 # A run of block boundaries and the spaces between them, where only the texts between runs
 # matter: four in five of the texts between single marks are blank (marks follow marks), and
 # not making them halved the cost of a page's block digests (0.60 -> 0.33 ms on dragnet).
@@ -567,7 +568,7 @@ def page_signature(page: PageText) -> PageSignature:
     # block_digest of every block, with the loops in C (map over split, join, encode, hash).
     text = page.marked.decode("utf-8", "surrogatepass")
     if page.structured:
-        text = INLINE_MARK.sub(" ", text)
+        text = inline_as_spaces(text)
     words = map(str.split, _BLOCK_RUN.split(text))
     texts = set(map(xxh3_64_intdigest, map(_utf8, map(" ".join, words))))
     texts.discard(_EMPTY_DIGEST)
@@ -594,7 +595,7 @@ def block_digest(text: str) -> int:
     >>> block_digest("   ")
     0
     """
-    words = INLINE_MARK.sub(" ", text).split()
+    words = inline_as_spaces(text).split()
     return xxh3_64_intdigest(_utf8(" ".join(words))) if words else 0
 
 
@@ -602,6 +603,15 @@ def plain_block_digests(texts: Iterable[str]) -> Iterator[int]:
     """:func:`block_digest` of texts already normalised (no marks, single spaces, stripped), as
     :attr:`warcdeboil.content.Block.text` is; the loop runs in C."""
     return map(xxh3_64_intdigest, map(_utf8, texts))
+
+
+def inline_as_spaces(text: str) -> str:
+    """The text with each inline mark a space: one ``str.replace`` per mark it holds, a tenth of
+    the cost of one regex substitution of all five (0.007 against 0.067 ms a dragnet page)."""
+    for mark in INLINE_MARKS:
+        if mark in text:
+            text = text.replace(mark, " ")
+    return text
 
 
 def remove_repeated(marked: str, repeated: Collection[int]) -> tuple[str, int]:
