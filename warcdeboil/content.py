@@ -378,15 +378,21 @@ def _window_totals(prefix: list[_N], n: int) -> list[_N]:
 def _weighted_sum(
     columns: list[list[float]], weights: tuple[float, ...], bias: float
 ) -> list[float]:
-    """``bias`` plus the weighted columns, per block (a column at a time: the loops run in C)."""
-    scores = [bias] * len(columns[0])
-    for weight, column in zip(weights, columns, strict=True):
-        # A column of zeros adds nothing: skipped (a role or kind no block has; callgrind,
-        # dragnet: 7% fewer instructions here). Exact: x + 0.0 == x for every x but -0.0, and a
-        # sum that starts from a non-zero bias, or from 0.0, is never -0.0.
-        if weight and (any(column) or not math.isfinite(weight)):
-            scores = list(map(add, scores, map(mul, column, repeat(weight))))
-    return scores
+    """``bias`` plus the weighted columns, per block.
+
+    A row at a time, each row's sum in C (``sum`` of ``map``): 0.15 ms a dragnet page where a
+    column at a time, a ``map`` over each column, took 0.24 ms. The terms are added in column
+    order, as that did (from Python 3.12, ``sum`` compensates its rounding: the last bits of a
+    score may differ between versions). A column of zeros adds nothing and is left out (a role
+    or kind no block has); exact, as x + 0.0 == x for every x but -0.0, and a sum that starts
+    from a non-zero bias, or from 0.0, is never -0.0.
+    """
+    used = [(column, weight) for column, weight in zip(columns, weights, strict=True)
+            if weight and (any(column) or not math.isfinite(weight))]
+    if not used:
+        return [bias] * len(columns[0])
+    kept_columns, kept_weights = zip(*used, strict=True)
+    return [sum(map(mul, row, kept_weights), bias) for row in zip(*kept_columns, strict=True)]
 
 
 @dataclass(frozen=True, slots=True)
