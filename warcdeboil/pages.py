@@ -120,7 +120,8 @@ def html_page(record: WarcRecord, limits: PageLimits = PageLimits()) -> HtmlPage
     markup: str | bytes
     if charset == "utf-8":
         try:
-            body.decode("utf-8")
+            if not body.isascii():  # ASCII is UTF-8: no need to decode it to know
+                body.decode("utf-8")
         except UnicodeDecodeError:
             markup, charset = to_text(body, charset)
         else:
