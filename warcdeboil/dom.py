@@ -21,8 +21,8 @@ from collections import deque
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from itertools import compress
-from operator import attrgetter, methodcaller
+from itertools import compress, islice, repeat
+from operator import attrgetter, ge, methodcaller
 from typing import NamedTuple
 
 from selectolax.lexbor import LexborHTMLParser
@@ -550,31 +550,26 @@ def page_signature(page: PageText) -> PageSignature:
     # all template still differ by their body, so they are not taken for duplicates.
     found.add(xxh3_64_intdigest(page.marked))
     found.discard(0)
-    blocks = array("Q")
-    sizes = array("I")
-    seen: set[int] = set()
-    fragments = _BLOCK_MARK_BYTES.split(page.marked)
     text_bytes = len(page.marked) - _MARK_BYTES * page.marked.count(b"\xef\xb7")
-    # Fragments are runs of text between block boundaries, their text nodes already stripped
-    # and joined by one space: they need no more normalising to be compared across pages.
-    for fragment in [f.strip() for f in fragments if len(f) >= MIN_SIGNATURE_BLOCK_BYTES]:
-        digest = xxh3_64_intdigest(fragment)
-        if digest not in seen:
-            seen.add(digest)
-            blocks.append(digest)
-            sizes.append(len(fragment))
-            if len(blocks) >= MAX_SIGNATURE_BLOCKS:
-                break
-    # block_digest of every block, with the loops in C (map over split, join, encode, hash).
+    # Each text block, normalised as block_digest does it, with the loops in C (map over split,
+    # join, encode, hash): their digests go to the repeated-block count, and the long ones,
+    # with their sizes, make the near-duplicate signature.
     text = page.marked.decode("utf-8", "surrogatepass")
     if page.structured:
         text = inline_as_spaces(text)
-    words = map(str.split, _BLOCK_RUN.split(text))
-    texts = set(map(xxh3_64_intdigest, map(_utf8, map(" ".join, words))))
+    encoded = list(map(_utf8, map(" ".join, map(str.split, _BLOCK_RUN.split(text)))))
+    digests = list(map(xxh3_64_intdigest, encoded))
+    texts = set(digests)
     texts.discard(_EMPTY_DIGEST)
-    digests = array("Q", sorted(texts)[:MAX_TEXT_DIGESTS])
-    slots = array("Q", sorted(set(page.slots) - {0}))
-    return PageSignature(array("Q", sorted(found)), blocks, sizes, text_bytes, digests, slots)
+    sizes = list(map(len, encoded))
+    # The long blocks, each once, in document order (equal digests are equal texts, of one size).
+    is_long = map(ge, sizes, repeat(MIN_SIGNATURE_BLOCK_BYTES))
+    long = dict(compress(zip(digests, sizes, strict=True), is_long))
+    blocks = array("Q", islice(long, MAX_SIGNATURE_BLOCKS))
+    block_sizes = array("I", islice(long.values(), MAX_SIGNATURE_BLOCKS))
+    return PageSignature(array("Q", sorted(found)), blocks, block_sizes, text_bytes,
+                         array("Q", sorted(texts)[:MAX_TEXT_DIGESTS]),
+                         array("Q", sorted(set(page.slots) - {0})))
 
 
 _EMPTY_DIGEST = xxh3_64_intdigest(b"")

@@ -40,8 +40,9 @@ _FRAME = struct.Struct("<II")
 _FIXED = struct.Struct("<IQQIIIIIIII")
 _TIEBREAK = struct.Struct(">IQ")
 DEFAULT_RUN_BYTES = 64 << 20
-# Bumped whenever entries change shape: a work directory indexed by another version is re-indexed.
-INDEX_FORMAT = 3
+# Bumped whenever entries change shape or meaning: a work directory indexed by another version is
+# re-indexed. 4: long text blocks of the near-duplicate signature are digested normalised.
+INDEX_FORMAT = 4
 # Runs open at once in a merge: well under the usual limit of 1024 open files per process.
 MAX_FAN_IN = 128
 
