@@ -74,6 +74,16 @@ def test_text_after_script_and_in_forms_is_kept() -> None:
     assert clean_text(analyse(html), set()).text == "before\nafter script\nArticle inside a form."
 
 
+@pytest.mark.parametrize("structure", [False, True])
+def test_fallback_content_of_frames_and_embeds_is_not_text(structure: bool) -> None:
+    # The parser keeps what is inside these as raw text, markup and all; no browser shows it.
+    html = ("<body><p>before</p><iframe src='/ad'><a href='/click'><img src='/ad.gif'></a>"
+            "</iframe><p>between</p><noframes><p>Your browser does not support frames.</p>"
+            "</noframes><noembed>No plugin.</noembed><div>after</div></body>")
+    page = analyse(html, structure=structure)
+    assert clean_text(page, set()).text == "before\nbetween\nafter"
+
+
 def test_text_keeps_block_structure() -> None:
     html = ("<body><h1>Title</h1><p>One <a href='#'>link</a> here.</p>"
             "<ul><li>first</li><li>second</li></ul>line<br>break"
