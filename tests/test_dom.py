@@ -84,6 +84,18 @@ def test_fallback_content_of_frames_and_embeds_is_not_text(structure: bool) -> N
     assert clean_text(page, set()).text == "before\nbetween\nafter"
 
 
+@pytest.mark.parametrize("structure", [False, True])
+def test_text_before_a_block_element_is_a_line_of_its_own(structure: bool) -> None:
+    # Text right before a paragraph (or a heading, <center>, <blockquote> ...) in the same parent
+    # is a line of its own, as a browser shows it, not the start of the paragraph.
+    html = ("<body><div>Posted by Bob<p>First paragraph.<p>Second one.</div>"
+            "<table><tr><td>Intro<h2>Heading</h2>left<center>centered</center>right"
+            "<blockquote>quoted</blockquote></td></tr></table></body>")
+    text = clean_text(analyse(html, structure=structure), set()).text
+    assert text.splitlines() == ["Posted by Bob", "First paragraph.", "Second one.", "Intro",
+                                 "Heading", "left", "centered", "right", "quoted"]
+
+
 def test_text_keeps_block_structure() -> None:
     html = ("<body><h1>Title</h1><p>One <a href='#'>link</a> here.</p>"
             "<ul><li>first</li><li>second</li></ul>line<br>break"

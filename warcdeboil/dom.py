@@ -68,7 +68,16 @@ INVISIBLE_TAGS: list[str] = ["script", "style", "template", "iframe", "noembed",
 # Elements after which the text starts a new line (inline content is joined by a space) ...
 _LINE_END_TAGS = frozenset((
     "p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "br", "tr", "pre", "blockquote", "dt", "dd",
-    "figcaption", "caption", "hr", "address", "summary", "legend", "option",
+    "figcaption", "caption", "hr", "address", "summary", "legend", "option", "center", "figure",
+    "details", "fieldset",
+))
+# ... and the block elements before which it does too: text can come right before one in the
+# same parent ("Posted by Bob<p>First paragraph.", the text of a page before its first <p>), and
+# a browser puts it on a line of its own. Not list items, rows, terms or definitions: what precedes
+# one of those is another one, or the mark of its list, table or dl.
+_LINE_START_TAGS = frozenset((
+    "p", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "figcaption", "address",
+    "legend", "center", "figure", "details", "fieldset",
 ))
 # Elements that can hold one text block of their own (repeated blocks are removed from HTML
 # when they are a whole one of these).
@@ -182,9 +191,11 @@ def _tag_ids(names: Iterable[str]) -> dict[str, int]:
 # The tables analyse() sorts elements with, by tag number: reading ``tag_id`` makes no string
 # (0.065 ms a dragnet page for all its elements, where ``tag`` took 0.13 ms).
 _TAG_ID = attrgetter("tag_id")
-_IDS = _tag_ids({*CANDIDATE_TAGS, *_LINE_END_TAGS, *_ROLE_TAGS, *_BEFORE, *_AFTER})
+_IDS = _tag_ids({*CANDIDATE_TAGS, *_LINE_END_TAGS, *_LINE_START_TAGS, *_ROLE_TAGS, *_BEFORE,
+                 *_AFTER})
 _CANDIDATE_SEEDS = {_IDS[tag]: seed for tag, seed in _TAG_SEEDS.items()}
 _LINE_END_IDS = frozenset(map(_IDS.__getitem__, _LINE_END_TAGS))
+_LINE_START_IDS = frozenset(map(_IDS.__getitem__, _LINE_START_TAGS))
 _ROLE_TAG_NAMES = {_IDS[tag]: tag for tag in _ROLE_TAGS}
 # Marks are inserted as UTF-8 bytes: a str would be encoded at every insert (~10 % of its cost).
 _BEFORE_IDS = {_IDS[tag]: mark.encode() for tag, mark in _BEFORE.items()}
@@ -313,6 +324,7 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     nodes = list(compress(elements, candidate))
     seeds = list(map(_CANDIDATE_SEEDS.__getitem__, compress(ids, candidate)))
     line_ends = list(compress(elements, map(_LINE_END_IDS.__contains__, ids)))
+    line_starts = list(compress(elements, map(_LINE_START_IDS.__contains__, ids)))
     roles = _role_elements(elements, ids)
     marks = _structure_marks(elements, ids) if structure else None
     del elements  # strip_tags below takes scripts out of the tree
@@ -324,6 +336,7 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     html_bytes = len(html) - _MARK_BYTES * len(html_marks)
     tree.strip_tags(INVISIBLE_TAGS)
     deque(map(methodcaller("insert_after", _LINE_BYTES), line_ends), maxlen=0)
+    deque(map(methodcaller("insert_before", _LINE_BYTES), line_starts), maxlen=0)
     # Role marks before the structure marks: those then sit inside them, next to their element.
     slots = _insert_role_marks(roles)
     if marks is not None:

@@ -40,8 +40,9 @@ _FRAME = struct.Struct("<II")
 _FIXED = struct.Struct("<IQQIIIIIIII")
 _TIEBREAK = struct.Struct(">IQ")
 DEFAULT_RUN_BYTES = 64 << 20
-# Bumped whenever entries change shape or meaning: a work directory indexed by another version is
-# re-indexed. 4: long text blocks of the near-duplicate signature are digested normalised.
+# Bumped whenever entries change shape, or what their digests are of changes (4: line marks
+# before paragraphs and other block elements; the long blocks of the near-duplicate signature
+# digested normalised): a work directory indexed by another version is re-indexed.
 INDEX_FORMAT = 4
 # Runs open at once in a merge: well under the usual limit of 1024 open files per process.
 MAX_FAN_IN = 128
