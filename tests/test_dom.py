@@ -85,6 +85,16 @@ def test_fallback_content_of_frames_and_embeds_is_not_text(structure: bool) -> N
 
 
 @pytest.mark.parametrize("structure", [False, True])
+def test_the_options_of_form_controls_are_not_text(structure: bool) -> None:
+    html = ("<body><p>Where do you live?</p><form><label>Country <select name='c'>"
+            "<option>Albania<option selected>Belgium<optgroup label='C'><option>Chad</optgroup>"
+            "</select></label> then send.<input list='d'><datalist id='d'><option value='x'>Ex"
+            "</datalist></form><p>after</p></body>")
+    page = analyse(html, structure=structure)
+    assert clean_text(page, set()).text == "Where do you live?\nCountry then send.\nafter"
+
+
+@pytest.mark.parametrize("structure", [False, True])
 def test_text_before_a_block_element_is_a_line_of_its_own(structure: bool) -> None:
     # Text right before a paragraph (or a heading, <center>, <blockquote> ...) in the same parent
     # is a line of its own, as a browser shows it, not the start of the paragraph.

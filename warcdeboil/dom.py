@@ -58,12 +58,16 @@ CANDIDATE_TAGS: tuple[str, ...] = (
 _CANDIDATE_SELECTOR = ", ".join(CANDIDATE_TAGS)
 _TAG_SEEDS = {tag: xxh3_64_intdigest(tag.encode("ascii")) for tag in CANDIDATE_TAGS}
 
-# Elements whose content is never visible text. The HTML parser reads the content of <iframe>,
+# Elements whose content is not text of the page. The HTML parser reads the content of <iframe>,
 # <noembed> and <noframes> as raw text: a fallback that browsers never render (the spec's
 # rendering section hides noembed and noframes; an iframe shows its document), kept as one text
 # node with any markup in it as literal characters. Kept, an ad's "<a href=...><img src=...>"
-# fallback ended up in the page's text.
-INVISIBLE_TAGS: list[str] = ["script", "style", "template", "iframe", "noembed", "noframes"]
+# fallback ended up in the page's text. A <select> is a form control that shows one option at a
+# time (a <datalist> shows none): the list of its options, a country picker's two hundred lines,
+# came out as that many lines of text.
+INVISIBLE_TAGS: list[str] = [
+    "script", "style", "template", "iframe", "noembed", "noframes", "select", "datalist",
+]
 
 # Elements after which the text starts a new line (inline content is joined by a space) ...
 _LINE_END_TAGS = frozenset((

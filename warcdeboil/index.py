@@ -41,8 +41,9 @@ _FIXED = struct.Struct("<IQQIIIIIIII")
 _TIEBREAK = struct.Struct(">IQ")
 DEFAULT_RUN_BYTES = 64 << 20
 # Bumped whenever entries change shape, or what their digests are of changes (4: line marks
-# before paragraphs and other block elements; the long blocks of the near-duplicate signature
-# digested normalised): a work directory indexed by another version is re-indexed.
+# before paragraphs and other block elements, no text from iframes and selects; the long blocks
+# of the near-duplicate signature digested normalised): a work directory indexed by another
+# version is re-indexed.
 INDEX_FORMAT = 4
 # Runs open at once in a merge: well under the usual limit of 1024 open files per process.
 MAX_FAN_IN = 128
