@@ -95,6 +95,25 @@ def test_the_options_of_form_controls_are_not_text(structure: bool) -> None:
 
 
 @pytest.mark.parametrize("structure", [False, True])
+def test_elements_inside_form_lists_do_not_shift_the_candidates(structure: bool) -> None:
+    # The parser builds elements inside a <select> (customizable select) and a <datalist>. Their
+    # text goes, and so must their candidates: were their marks lost with them, every candidate
+    # after would take its predecessor's hash, and WARC output would cut the wrong subtree.
+    plain = "<body><div>menu one two three</div><aside>the sidebar</aside><p>article</p></body>"
+    nested = ("<body><select><option>x</option><div>inside a select</div></select>"
+              "<datalist><div>inside a datalist</div></datalist>"
+              "<div>menu one two three</div><aside>the sidebar</aside><p>article</p></body>")
+    page = analyse(nested, structure=structure)
+    expected = analyse(plain, structure=structure)
+    assert list(page.hashes) == list(expected.hashes)
+    template = {page.hashes[0]}  # the menu <div>
+    assert clean_text(page, template).text == "the sidebar\narticle"
+    cleaned = clean_html(nested, page, template)
+    assert "menu one" not in cleaned
+    assert "inside a select" in cleaned and "the sidebar" in cleaned  # the form stays in HTML
+
+
+@pytest.mark.parametrize("structure", [False, True])
 def test_text_before_a_block_element_is_a_line_of_its_own(structure: bool) -> None:
     # Text right before a paragraph (or a heading, <center>, <blockquote> ...) in the same parent
     # is a line of its own, as a browser shows it, not the start of the paragraph.

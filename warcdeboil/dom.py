@@ -58,16 +58,19 @@ CANDIDATE_TAGS: tuple[str, ...] = (
 _CANDIDATE_SELECTOR = ", ".join(CANDIDATE_TAGS)
 _TAG_SEEDS = {tag: xxh3_64_intdigest(tag.encode("ascii")) for tag in CANDIDATE_TAGS}
 
-# Elements whose content is not text of the page. The HTML parser reads the content of <iframe>,
-# <noembed> and <noframes> as raw text: a fallback that browsers never render (the spec's
-# rendering section hides noembed and noframes; an iframe shows its document), kept as one text
-# node with any markup in it as literal characters. Kept, an ad's "<a href=...><img src=...>"
-# fallback ended up in the page's text. A <select> is a form control that shows one option at a
-# time (a <datalist> shows none): the list of its options, a country picker's two hundred lines,
-# came out as that many lines of text.
-INVISIBLE_TAGS: list[str] = [
-    "script", "style", "template", "iframe", "noembed", "noframes", "select", "datalist",
-]
+# Elements whose content is not text of the page, taken out of the tree after it is measured.
+# The parser reads the content of <iframe>, <noembed> and <noframes> as raw text: a fallback that
+# browsers never render (the spec's rendering section hides noembed and noframes; an iframe shows
+# its document), kept as one text node with any markup in it as literal characters. Kept, an ad's
+# "<a href=...><img src=...>" fallback ended up in the page's text.
+INVISIBLE_TAGS: list[str] = ["script", "style", "template", "iframe", "noembed", "noframes"]
+# Form controls that list options: a <select> shows one at a time, a <datalist> none. The list of
+# a country picker's options came out as two hundred lines of text. They can hold elements (the
+# parser builds a customizable select's <div>s), so they go before the page's elements are read:
+# a candidate inside would otherwise be marked, then lose its marks with them, and each candidate
+# after it would take the hash of the one before. (Nor are they counted in the page's HTML bytes.)
+FORM_LIST_TAGS: list[str] = ["select", "datalist"]
+_FORM_LIST_SELECTOR = ", ".join(f"{tag} *" for tag in FORM_LIST_TAGS)
 
 # Elements after which the text starts a new line (inline content is joined by a space) ...
 _LINE_END_TAGS = frozenset((
@@ -196,7 +199,8 @@ def _tag_ids(names: Iterable[str]) -> dict[str, int]:
 # (0.065 ms a dragnet page for all its elements, where ``tag`` took 0.13 ms).
 _TAG_ID = attrgetter("tag_id")
 _IDS = _tag_ids({*CANDIDATE_TAGS, *_LINE_END_TAGS, *_LINE_START_TAGS, *_ROLE_TAGS, *_BEFORE,
-                 *_AFTER})
+                 *_AFTER, *FORM_LIST_TAGS})
+_FORM_LIST_IDS = frozenset(map(_IDS.__getitem__, FORM_LIST_TAGS))
 _CANDIDATE_SEEDS = {_IDS[tag]: seed for tag, seed in _TAG_SEEDS.items()}
 _LINE_END_IDS = frozenset(map(_IDS.__getitem__, _LINE_END_TAGS))
 _LINE_START_IDS = frozenset(map(_IDS.__getitem__, _LINE_START_TAGS))
@@ -324,6 +328,10 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     # element walked the tree once each (0.2-0.3 ms a page each, five times).
     elements = body.css("*")
     ids = list(map(_TAG_ID, elements))
+    if not _FORM_LIST_IDS.isdisjoint(ids):
+        tree.strip_tags(FORM_LIST_TAGS)
+        elements = body.css("*")
+        ids = list(map(_TAG_ID, elements))
     candidate = list(map(_CANDIDATE_SEEDS.__contains__, ids))
     nodes = list(compress(elements, candidate))
     seeds = list(map(_CANDIDATE_SEEDS.__getitem__, compress(ids, candidate)))
@@ -779,12 +787,12 @@ def clean_html(
     doomed: list[Node] = []
     candidates = _doomed(page, template)
     if candidates:
-        nodes = _candidates(tree)
+        nodes = _outside_form_lists(_candidates(tree), body)
         if len(nodes) == len(page.hashes):
             doomed += [nodes[i] for i in candidates]
     ordinals = [k for _, _, k in _doomed_slots(page, slots)]
     if ordinals and body is not None:
-        elements = body.css("*")
+        elements = _outside_form_lists(body.css("*"), body)
         owners = [node for node, bits, _ in _role_elements(elements, list(map(_TAG_ID, elements)))
                   for _ in _ROLES_OF_BITS[bits]]
         if len(owners) == len(page.slots):
@@ -809,6 +817,18 @@ def clean_html(
             meta.attrs["content"] = "text/html; charset=utf-8"
     return tree.html or ""
 
+
+def _outside_form_lists(nodes: list[Node], body: Node | None) -> list[Node]:
+    """The nodes that are not inside a <select> or <datalist>, as :func:`analyse` reads a page
+    (it takes those out first)."""
+    inside = body.css(_FORM_LIST_SELECTOR) if body is not None else []
+    if not inside:
+        return nodes
+    hidden = set(map(_MEM_ID, inside))
+    return [node for node in nodes if node.mem_id not in hidden]
+
+
+_MEM_ID = attrgetter("mem_id")
 
 # The attribute that flags the elements clean_html removes (never left in its output).
 _DOOMED = "data-warcdeboil-template"
