@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
+import pytest
+
+from warcdeboil.errors import WorkDirError
 from warcdeboil.fit import SiteProfile
 from warcdeboil.index import partition_of
-from warcdeboil.profiles import ProfileReader, ProfileWriter, profile_path
+from warcdeboil.profiles import PROFILE_FORMAT, ProfileReader, ProfileWriter, profile_path
 
 
 def test_profiles_round_trip(tmp_path: Path) -> None:
@@ -31,3 +35,18 @@ def test_failed_write_leaves_no_file(tmp_path: Path) -> None:
     except RuntimeError:
         pass
     assert list(tmp_path.iterdir()) == []
+
+
+def test_profiles_of_another_format_are_refused(tmp_path: Path) -> None:
+    # A store fitted before the digests changed meaning would match nothing: the apply says so.
+    path = profile_path(tmp_path, 0)
+    with ProfileWriter(path) as writer:
+        writer.add(SiteProfile("a.example", 5, 4, frozenset({1})))
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version={PROFILE_FORMAT - 1:d}")
+    db.commit()
+    db.close()
+    with ProfileReader(tmp_path, 1) as reader, pytest.raises(WorkDirError) as caught:
+        reader.get("a.example")
+    message = str(caught.value)
+    assert str(path) in message and "fit them again" in message and "\n" not in message

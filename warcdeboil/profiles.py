@@ -14,9 +14,10 @@ from pathlib import Path
 
 from .errors import WorkDirError
 from .fit import SiteProfile
-from .index import partition_of
+from .index import INDEX_FORMAT, partition_of
 
 __all__ = [
+    "PROFILE_FORMAT",
     "ProfileReader",
     "ProfileRow",
     "ProfileWriter",
@@ -37,6 +38,12 @@ CREATE TABLE IF NOT EXISTS profiles (
     slots BLOB NOT NULL
 )
 """
+
+
+# What a profile's digests are of follows the index's (they are digests the index holds): a store
+# keeps the format it was fitted under, and one fitted under another is refused, not read as if
+# it matched nothing.
+PROFILE_FORMAT = INDEX_FORMAT
 
 
 def encode_hashes(hashes: frozenset[int]) -> bytes:
@@ -80,6 +87,7 @@ class ProfileWriter:
         self._db.execute("PRAGMA journal_mode=OFF")
         self._db.execute("PRAGMA synchronous=OFF")
         self._db.execute(_SCHEMA)
+        self._db.execute(f"PRAGMA user_version={PROFILE_FORMAT:d}")
 
     def add(self, profile: SiteProfile) -> None:
         self._db.execute("INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?, ?, ?)",
@@ -113,9 +121,17 @@ class ProfileReader:
             path = profile_path(self._directory, partition)
             if path.exists():
                 try:
-                    self._dbs[partition] = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+                    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+                    found = db.execute("PRAGMA user_version").fetchone()[0]
                 except sqlite3.Error as exc:
                     raise WorkDirError(f"{path}: cannot open profiles ({exc})") from exc
+                if found != PROFILE_FORMAT:
+                    db.close()
+                    raise WorkDirError(
+                        f"{path}: profiles fitted by another version of warcdeboil (format "
+                        f"{found}, this version's is {PROFILE_FORMAT}): fit them again"
+                    )
+                self._dbs[partition] = db
             else:
                 self._dbs[partition] = None
         return self._dbs[partition]
