@@ -74,24 +74,25 @@ def test_text_after_script_and_in_forms_is_kept() -> None:
     assert clean_text(analyse(html), set()).text == "before\nafter script\nArticle inside a form."
 
 
-@pytest.mark.parametrize("structure", [False, True])
-def test_fallback_content_of_frames_and_embeds_is_not_text(structure: bool) -> None:
-    # The parser keeps what is inside these as raw text, markup and all; no browser shows it.
-    html = ("<body><p>before</p><iframe src='/ad'><a href='/click'><img src='/ad.gif'></a>"
-            "</iframe><p>between</p><noframes><p>Your browser does not support frames.</p>"
-            "</noframes><noembed>No plugin.</noembed><div>after</div></body>")
-    page = analyse(html, structure=structure)
-    assert clean_text(page, set()).text == "before\nbetween\nafter"
+# Content that is not text of the page. The parser keeps what is inside iframes, noframes and
+# noembed as raw text, markup and all, which no browser shows; a select or datalist lists options.
+_NOT_TEXT_CASES = [
+    ("<body><p>before</p><iframe src='/ad'><a href='/click'><img src='/ad.gif'></a>"
+     "</iframe><p>between</p><noframes><p>Your browser does not support frames.</p>"
+     "</noframes><noembed>No plugin.</noembed><div>after</div></body>",
+     "before\nbetween\nafter"),
+    ("<body><p>Where do you live?</p><form><label>Country <select name='c'>"
+     "<option>Albania<option selected>Belgium<optgroup label='C'><option>Chad</optgroup>"
+     "</select></label> then send.<input list='d'><datalist id='d'><option value='x'>Ex"
+     "</datalist></form><p>after</p></body>",
+     "Where do you live?\nCountry then send.\nafter"),
+]
 
 
 @pytest.mark.parametrize("structure", [False, True])
-def test_the_options_of_form_controls_are_not_text(structure: bool) -> None:
-    html = ("<body><p>Where do you live?</p><form><label>Country <select name='c'>"
-            "<option>Albania<option selected>Belgium<optgroup label='C'><option>Chad</optgroup>"
-            "</select></label> then send.<input list='d'><datalist id='d'><option value='x'>Ex"
-            "</datalist></form><p>after</p></body>")
-    page = analyse(html, structure=structure)
-    assert clean_text(page, set()).text == "Where do you live?\nCountry then send.\nafter"
+@pytest.mark.parametrize(("html", "expected"), _NOT_TEXT_CASES, ids=["frames", "form-lists"])
+def test_fallbacks_and_form_options_are_not_text(structure: bool, html: str, expected: str) -> None:
+    assert clean_text(analyse(html, structure=structure), set()).text == expected
 
 
 @pytest.mark.parametrize("structure", [False, True])
