@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,14 @@ from warcdeboil.api import Deboiler
 from warcdeboil.apply import Mode, OutputFormat
 from warcdeboil.cli import app
 from warcdeboil.compression import Codec
-from warcdeboil.content import KIND_ITEM, extract, load_model, split_blocks
+from warcdeboil.content import (
+    FEATURE_NAMES,
+    KIND_ITEM,
+    extract,
+    feature_columns,
+    load_model,
+    split_blocks,
+)
 from warcdeboil.dom import analyse, plain_text
 from warcdeboil.errors import ConfigError
 from warcdeboil.language import detect
@@ -58,6 +66,51 @@ def test_blocks_carry_kind_links_and_nesting() -> None:
     assert len(first.ancestors) < len(home.ancestors)  # nav > ul > li vs <main>'s paragraph
     # Block text is the page's text: the same as template mode's lines.
     assert "\n".join(b.text for b in blocks) == plain_text(page.marked.decode(), True)
+
+
+TEASERS = (
+    "<html><body><div class='more'>"
+    "<a href='/a'><div>Bakery wins award</div><p>The bakery on the corner won a national prize "
+    "for its sourdough.</p></a>"
+    "<a href='/b'><div>New bus timetable</div><p>Buses run every ten minutes from Monday.</p></a>"
+    "</div><div class='story'><p>Council workers closed the coast road on Tuesday, with "
+    "<a href='/roads'>a map</a> of the diversions.</p><p>Council workers closed the coast road "
+    "on Tuesday, with a map of the diversions.</p><p>Bakery wins award</p></div></body></html>"
+)
+
+
+def test_links_around_block_elements_are_links() -> None:
+    blocks = split_blocks(analyse(TEASERS, structure=True).marked.decode())
+    by_text = {b.text: b for b in blocks}
+    # <a><div>headline</div><p>summary</p></a>: every block of the teaser is link text.
+    for text in ("Bakery wins award", "The bakery on the corner won a national prize for its "
+                 "sourdough.", "Buses run every ten minutes from Monday."):
+        teaser = next(b for b in blocks if b.text == text)
+        assert teaser.link_chars == teaser.chars and teaser.link_first, text
+    # After the link closes, nothing is linked but what a link holds.
+    story = next(b for b in blocks if b.text.startswith("Council workers") and b.link_chars)
+    assert story.link_chars == len("amap") and not story.link_first
+    # The last block of each text (the dict keeps the last) is the story's, outside links.
+    again = by_text["Council workers closed the coast road on Tuesday, with a map of the "
+                    "diversions."]
+    assert again.link_chars == 0 and not again.link_first
+    assert by_text["Bakery wins award"].link_chars == 0
+
+
+def test_teaser_and_repetition_features() -> None:
+    blocks = split_blocks(analyse(TEASERS, structure=True).marked.decode())
+    columns = dict(zip(FEATURE_NAMES, feature_columns(blocks), strict=True))
+    texts = [b.text for b in blocks]
+    repeated = [i for i, t in enumerate(texts) if texts.count(t) > 1]
+    assert [i for i, v in enumerate(columns["repeated_in_page"]) if v] == repeated
+    assert len(repeated) == 4  # the headline and the paragraph, twice each
+    assert columns["starts_with_link"] == [float(b.link_first) for b in blocks]
+    # The two teaser <div>s share the list's <div>; the story's paragraphs sit in one <div>.
+    siblings = dict(zip(texts, columns["parent_siblings"], strict=True))
+    assert siblings["New bus timetable"] == pytest.approx(math.log1p(2))
+    story = [v for t, v in zip(texts, columns["parent_siblings"], strict=True)
+             if t.startswith("Council")]
+    assert story == [pytest.approx(math.log1p(2))] * 2  # <div class=more> and <div class=story>
 
 
 def test_a_single_page_gets_its_main_content() -> None:

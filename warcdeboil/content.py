@@ -5,8 +5,10 @@ block boundaries (candidate subtrees, paragraphs, headings, list items, line bre
 judged by a logistic model over shallow features — the Kohlschütter family that boilerpipe and
 dragnet use (length, link density, neighbours' length and link density, position), plus the
 structure around it (its kind, the share of the page's text in its container, whether it lies in
-the subtree that holds the most unlinked text). Lengths count characters, not words, so pages in
-scripts without spaces between words (Chinese, Japanese, Thai) are judged like any other.
+the subtree that holds the most unlinked text) and the marks of a teaser list (how many siblings
+its container has, whether it starts inside a link, whether its text is on the page twice).
+Lengths count characters, not words, so pages in scripts without spaces between words (Chinese,
+Japanese, Thai) are judged like any other.
 
 The weights live in ``content_model.json`` beside this module, written by
 ``scripts/train_content.py`` from half of the sites of ``../shared/eval`` (the other half is for
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import lru_cache, reduce
@@ -63,6 +66,7 @@ KIND_ITEM, KIND_QUOTE, KIND_CODE = 7, 8, 9
 _KINDS = {mark: level for level, mark in enumerate(HEADINGS, start=1)}
 _KINDS.update({ITEM: KIND_ITEM, QUOTE: KIND_QUOTE, CODE: KIND_CODE})
 _OPEN_MARK, _CLOSE_MARK, _LINE_MARK, _LINK_OPEN = "\ufdd0", "\ufdd1", "\ufdd2", "\ufdd3"
+_LINK_CLOSE = "\ufdd4"
 _ROLE_OPENS = {mark: role for role, mark in enumerate(ROLE_OPEN)}
 _ROLE_CLOSES = {mark: role for role, mark in enumerate(ROLE_CLOSE)}
 _LINKED = re.compile("\ufdd3([^\ufdd3\ufdd4]*)")
@@ -71,6 +75,8 @@ _SENTENCE_END = frozenset(".!?\u3002\uff01\uff1f\u2026:;\"\u201d\u00bb)\u061f\u0
 
 _CHARS, _LINK_CHARS, _KIND = attrgetter("chars"), attrgetter("link_chars"), attrgetter("kind")
 _ANCESTORS, _TEXT, _LAST = attrgetter("ancestors"), attrgetter("text"), itemgetter(-1)
+_STARTS_LINKED = attrgetter("link_first")
+_LINK_FIRST = (_LINK_OPEN, " " + _LINK_OPEN)
 
 _V = TypeVar("_V")
 _N = TypeVar("_N", int, float)
@@ -91,6 +97,7 @@ class Block:
     ancestors: tuple[int, ...]  # ids of the candidate subtrees it lies in, outermost first
     marked: str = field(repr=False, default="")  # the block's text with its inline marks
     roles: int = 0  # bit r set: the block lies in an element of role r (see dom.ROLE_OPEN)
+    link_first: bool = False  # its text starts inside a link (a teaser's headline, a menu entry)
 
 
 def split_blocks(marked: str) -> list[Block]:
@@ -114,16 +121,28 @@ def split_blocks(marked: str) -> list[Block]:
     roles = 0
     depths = [0] * ROLES  # open elements of each role around the current block
     marks.append("")  # no mark after the last text: zip then walks every text
+    in_link = False  # inside a link opened before a block mark (see below)
     for plain, text, mark in zip(plains, texts, marks, strict=True):
         if plain:
+            if in_link:
+                text = _LINK_OPEN + text  # the block is linked from its start
             chars = len(plain) - plain.count(" ")
             linked = 0
+            first = False
             if _LINK_OPEN in text:
                 runs = "".join(_LINKED.findall(text))
                 linked = min(len(runs) - runs.count(" "), chars)
+                # A text follows its block mark and one space (see dom.analyse).
+                first = text.startswith(_LINK_FIRST)
             if ancestors is None:
                 ancestors = tuple(stack)
-            blocks.append(Block(plain, kind, chars, linked, ancestors, text, roles))
+            blocks.append(Block(plain, kind, chars, linked, ancestors, text, roles, first))
+        # A link can hold block elements (a teaser: <a><div>headline</div><p>summary</p></a>):
+        # it stays open across block marks until its close mark.
+        if in_link:  # still open unless a close mark comes after the last open mark (or none)
+            in_link = text.rfind(_LINK_OPEN) >= text.rfind(_LINK_CLOSE)
+        elif _LINK_OPEN in text:
+            in_link = text.rfind(_LINK_OPEN) > text.rfind(_LINK_CLOSE)
         # The marks by how often they come (dragnet: lines, then candidates, then roles).
         if mark == _LINE_MARK:
             kind = 0
@@ -159,6 +178,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "distance_to_largest", "log_page_chars", "share",
     "in_best_subtree", "best_subtree_share", "depth",
     "in_comments", "in_aside", "in_chrome", "in_meta", "in_main",
+    "starts_with_link", "parent_siblings", "repeated_in_page",
 )
 
 
@@ -195,7 +215,8 @@ def feature_columns(blocks: list[Block]) -> list[list[float]]:
     parent_chars: dict[int, int] = {}
     parent_links: dict[int, int] = {}
     subtree: dict[int, int] = {}
-    for nodes, start, end in _runs(ancestors):
+    runs = _runs(ancestors)
+    for nodes, start, end in runs:
         parent = nodes[-1]
         parent_chars[parent] = parent_chars.get(parent, 0) + sum_chars[end] - sum_chars[start]
         parent_links[parent] = parent_links.get(parent, 0) + sum_links[end] - sum_links[start]
@@ -233,7 +254,37 @@ def feature_columns(blocks: list[Block]) -> list[list[float]]:
         [subtree[best_subtree] / total] * n,
         list(map(float, map(len, ancestors))),
         *_role_columns(blocks),
+        list(map(float, map(_STARTS_LINKED, blocks))),
+        _parent_siblings(runs),
+        _repeated_in_page(blocks),
     ]
+
+
+def _repeated_in_page(blocks: list[Block]) -> list[float]:
+    """Per block, 1.0 when its text is on the page more than once (a ticker and its copy, the
+    headlines of a carousel and of its thumbnails)."""
+    texts = list(map(_TEXT, blocks))
+    counts = Counter(texts)
+    if len(counts) == len(texts):
+        return [0.0] * len(texts)
+    return list(map(float, map(_MORE_THAN_ONE, map(counts.__getitem__, texts))))
+
+
+_MORE_THAN_ONE = (1).__lt__
+
+
+def _parent_siblings(runs: list[_Run]) -> list[float]:
+    """Per block, log1p of how many candidate subtrees that hold text share its parent's parent
+    (the items of a teaser list are many; the paragraphs of an article share one parent)."""
+    children: dict[int, set[int]] = {}
+    for nodes, _, _ in runs:
+        if len(nodes) > 1:
+            children.setdefault(nodes[-2], set()).add(nodes[-1])
+    column: list[float] = []
+    for nodes, start, end in runs:
+        value = math.log1p(len(children[nodes[-2]])) if len(nodes) > 1 else 0.0
+        column += [value] * (end - start)
+    return column
 
 
 _ROLES = attrgetter("roles")
