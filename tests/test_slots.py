@@ -98,7 +98,7 @@ def test_role_words_grouped_by_first_letter_match_as_the_plain_alternation() -> 
         expected = 0
         for match in plain.finditer(name):
             expected |= 1 << (match.lastindex or 1) - 1
-        assert dom._describe("div", name)[0] == expected, name
+        assert dom._describe("div", name, None)[0] == expected, name
 
 
 def test_slot_digest_ignores_numbers_and_content() -> None:

@@ -429,12 +429,12 @@ def _role_elements(elements: list[Node], ids: list[int]) -> list[_RoleElement]:
         attributes = node.attributes
         if not attributes:  # only its tag can give it a role
             if tag in _TAG_ROLES:
-                found.append((node, *_describe(tag, " ")))
+                found.append((node, *_describe(tag, None, None)))
             continue
-        names = f"{attributes.get('class') or ''} {attributes.get('id') or ''}"
-        bits, slot = _describe(tag, names)
-        bits |= _ARIA_ROLES.get(attributes.get("role") or "", 0)
-        if attributes.get("itemprop") == "articleBody":
+        bits, slot = _describe(tag, attributes.get("class"), attributes.get("id"))
+        if "role" in attributes:
+            bits |= _ARIA_ROLES.get(attributes["role"] or "", 0)
+        if "itemprop" in attributes and attributes["itemprop"] == "articleBody":
             bits |= 1 << ROLE_MAIN
         if bits:
             found.append((node, bits, slot))
@@ -442,9 +442,10 @@ def _role_elements(elements: list[Node], ids: list[int]) -> list[_RoleElement]:
 
 
 @lru_cache(maxsize=_ROLE_CACHE)
-def _describe(tag: str, names: str) -> tuple[int, bytes]:
+def _describe(tag: str, class_: str | None, id_: str | None) -> tuple[int, bytes]:
     """The roles an element's tag, class and id give it (a bit each), and its slot. Cached:
     names recur on every page of a site and across sites; a miss costs ~1-3 µs."""
+    names = f"{class_ or ''} {id_ or ''}"
     bits = _TAG_ROLES.get(tag, 0)
     for word in _ROLE_WORD_PATTERN.findall(names.lower()):
         bits |= _word_bits(word)
