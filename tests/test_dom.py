@@ -60,14 +60,6 @@ def test_removal_of_nested_candidates() -> None:
     assert "Menu" not in cleaned and "Story" in cleaned and "<ul>" not in cleaned
 
 
-def test_removed_bytes_are_measured_in_the_document() -> None:
-    html = "<html><head></head><body><div>keep</div><nav><a href='/x'>Home</a></nav></body></html>"
-    page = analyse(html)
-    assert page.html_bytes == len(html.replace("'", '"'))
-    after = clean_text(page, {page.hashes[1]}).html_bytes
-    assert after == page.html_bytes - len('<nav><a href="/x">Home</a></nav>')
-
-
 def test_text_after_script_and_in_forms_is_kept() -> None:
     html = ("<body><p>before</p><script>var x = '<p>no</p>';</script><p>after script</p>"
             "<form id='aspnetForm'><div><p>Article inside a form.</p></div></form></body>")

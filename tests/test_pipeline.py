@@ -74,13 +74,34 @@ def test_template_is_removed_and_articles_stay(crawl: Path, tmp_path: Path) -> N
         else:
             assert "All rights reserved" not in page["text"]
             assert "Home" not in page["text"]
-            assert page["html_bytes_after"] < page["html_bytes_before"]
 
 
 def _lines(path: Path) -> list[str]:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         return fh.read().splitlines()
+
+
+def test_the_summary_counts_what_was_written(crawl: Path, tmp_path: Path) -> None:
+    # WARC output: the bytes of the cleaned documents; text outputs: the characters of the text.
+    warc = clean([crawl], tmp_path / "warc", Options(workers=1)).to_dict()
+    written = 0
+    cleaned = 0
+    for target in sorted((tmp_path / "warc").iterdir()):
+        for record in iter_records(target):
+            head, _, body = record.block.partition(b"\r\n\r\n")
+            if record.rec_type == "response" and b"charset=utf-8" in head:
+                written += len(body)
+                cleaned += 1
+    assert cleaned == warc["pages"] and 0 < written == warc["html_bytes_after"]
+    assert warc["html_bytes_after"] < warc["html_bytes_before"]
+    jsonl = clean([crawl], tmp_path / "jsonl", Options(workers=1, format=OutputFormat.JSONL))
+    summary = jsonl.to_dict()
+    pages = [json.loads(line) for f in sorted((tmp_path / "jsonl").iterdir())
+             for line in _lines(f)]
+    assert summary["text_chars"] == sum(len(page["text"]) for page in pages) > 0
+    assert summary["html_bytes_before"] == warc["html_bytes_before"]
+    assert summary["html_bytes_after"] == 0
 
 
 def test_text_output_is_wet_style(crawl: Path, tmp_path: Path) -> None:

@@ -244,10 +244,12 @@ def _emit(
     tally.removed_slots += cleaned.slots
     tally.removed_blocks += removed_blocks
     tally.html_bytes_before += entry.html_bytes_before
-    tally.html_bytes_after += cleaned.html_bytes
     html = None
     if sink.wants_html and page is not None:
         html = clean_document(page.markup, entry.page, profile).encode("utf-8", "surrogatepass")
+        tally.html_bytes_after += len(html)
+    else:
+        tally.text_chars += len(cleaned.text)
     sink.page(PageResult(entry, site, cleaned, content), record, page, html)
 
 
@@ -285,7 +287,7 @@ def clean_page(page: PageText, profile: SiteProfile | None, mode: Mode) -> PageC
     else:
         marked, removed_blocks = remove_repeated(marked, repeated)
         text = plain_text(marked, page.structured)
-    cleaned = CleanText(text, removal.html_bytes, removal.subtrees, removal.slots)
+    cleaned = CleanText(text, removal.subtrees, removal.slots)
     return PageCleaning(cleaned, content, removed_blocks)
 
 
@@ -487,7 +489,6 @@ class _JsonlSink(_Sink):
             removed.update(sorted(content.removed.items()))
         obj["removed"] = removed
         obj["html_bytes_before"] = entry.html_bytes_before
-        obj["html_bytes_after"] = cleaned.html_bytes
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
 

@@ -201,8 +201,11 @@ def _print_summary(data: dict[str, Any], quiet: bool) -> None:
         lines.append(
             f"sites         {data['sites']:>12,}   fitted: {data.get('sites_fitted', 0):,}"
         )
-    if before:
+    if before and after:  # WARC output: the cleaned documents as written
         lines.append(f"HTML bytes    {before:>12,} → {after:,} ({after / before:.0%})")
+    elif before:  # text outputs
+        chars = data.get("text_chars", 0)
+        lines.append(f"HTML bytes    {before:>12,} → text: {chars:,} characters")
     problems = data.get("problems") or {}
     lines.append(f"problems      {sum(problems.values()):>12,}")
     lines.extend(f"  {count:>6,}  {reason}" for reason, count in sorted(problems.items()))
@@ -220,6 +223,7 @@ def _tally_summary(inputs: int, tallies: list[Any]) -> dict[str, Any]:
         "inputs": inputs, "records": total.records, "pages": total.cleaned,
         "carried": total.carried, "skipped": total.skipped,
         "html_bytes_before": total.html_bytes_before, "html_bytes_after": total.html_bytes_after,
+        "text_chars": total.text_chars,
         "problems": dict(total.problems),
     }
 

@@ -1,10 +1,11 @@
 """The HTML hot path: one parse per page gives everything both passes need.
 
 :func:`analyse` parses a page once and returns a :class:`PageText`: the visible text of the body
-with *markers* where each candidate subtree opens and closes and where a line ends, the 64-bit hash
-of every candidate, and where each candidate lies in the serialised document. From that, pass 2
-removes a site's template with string operations alone (:func:`clean_text`); only WARC output,
-which writes HTML, parses the page a second time (:func:`clean_html`).
+with *markers* where each candidate subtree opens and closes and where a line ends, and the 64-bit
+hash of every candidate. From that, pass 2 removes a site's template with string operations alone
+(:func:`clean_text`); only WARC output, which writes HTML, parses the page a second time
+(:func:`clean_html`). The document is never serialised in pass 1: that was 8 % of a content-mode
+run's instructions, spent only to estimate the HTML bytes a text output leaves.
 
 A *candidate* is an element whose tag is in :data:`CANDIDATE_TAGS`. Its representation is its tag
 and its visible text — every text node stripped, whitespace-only nodes skipped, the rest joined by
@@ -269,8 +270,6 @@ class PageText:
     marked: bytes  # UTF-8 body text, OPEN/CLOSE around candidates and LINE at line ends
     hashes: array  # per candidate, in document order: its hash (0: no text)
     spans: array  # per candidate: start of its OPEN and end of its CLOSE in ``marked``, flat
-    html_sizes: array  # per candidate: UTF-8 bytes of its subtree in the serialised document
-    html_bytes: int  # UTF-8 size of the serialised document (scripts included)
     structured: bool = False  # ``marked`` holds structure marks too
     meta: PageMeta = NO_META
     # per role mark that opens, in the order of ``marked``: the digest of its element's slot
@@ -295,7 +294,6 @@ class CleanText:
     """A page's text after template removal."""
 
     text: str
-    html_bytes: int  # UTF-8 size of the document without the removed subtrees
     removed: int  # candidate subtrees removed (nested ones included)
     slots: int = 0  # template slots removed
 
@@ -320,10 +318,7 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
         meta = _page_meta(tree, crumbs)
     body = tree.body
     if body is None:
-        html_bytes = len((tree.html or "").encode("utf-8", "surrogatepass"))
-        return PageText(
-            title, b"", array("Q"), array("I"), array("I"), html_bytes, structure, meta
-        )
+        return PageText(title, b"", array("Q"), array("I"), structure, meta)
     # One walk over the elements, sorted by tag with the loops in C: a selector per kind of
     # element walked the tree once each (0.2-0.3 ms a page each, five times).
     elements = body.css("*")
@@ -343,9 +338,6 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     # Loops over nodes run in C through map(); each marker is a text node of its own.
     deque(map(methodcaller("insert_before", _OPEN_BYTES), nodes), maxlen=0)
     deque(map(methodcaller("insert_after", _CLOSE_BYTES), nodes), maxlen=0)
-    html = (tree.html or "").encode("utf-8", "surrogatepass")
-    html_marks = array("I", [m.start() for m in _CANDIDATE_MARK_BYTES.finditer(html)])
-    html_bytes = len(html) - _MARK_BYTES * len(html_marks)
     tree.strip_tags(INVISIBLE_TAGS)
     deque(map(methodcaller("insert_after", _LINE_BYTES), line_ends), maxlen=0)
     deque(map(methodcaller("insert_before", _LINE_BYTES), line_starts), maxlen=0)
@@ -354,8 +346,8 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     if marks is not None:
         _insert_structure_marks(*marks)
     marked = body.text(separator=" ", strip=True, skip_empty=True).encode("utf-8", "surrogatepass")
-    hashes, spans, sizes = _measure_spans(marked, seeds, html_marks)
-    return PageText(title, marked, hashes, spans, sizes, html_bytes, structure, meta, slots)
+    hashes, spans = _measure_spans(marked, seeds)
+    return PageText(title, marked, hashes, spans, structure, meta, slots)
 
 
 # A <title> is raw text up to its end tag: without one, it holds the rest of the document and
@@ -529,10 +521,8 @@ def _without_marks(markup: str | bytes) -> str | bytes:
     return _ANY_MARK.sub("", markup) if _ANY_MARK.search(markup) else markup
 
 
-def _measure_spans(
-    marked: bytes, seeds: list[int], html_marks: array
-) -> tuple[array, array, array]:
-    """Per candidate span of ``marked``: its hash, its extent, its size in the document.
+def _measure_spans(marked: bytes, seeds: list[int]) -> tuple[array, array]:
+    """Per candidate span of ``marked``: its hash and its extent.
 
     Role marks come from attributes, which are no part of a candidate's representation: the
     hashes are of the text without them (the k-th candidate mark is the same in both texts).
@@ -540,8 +530,6 @@ def _measure_spans(
     n = len(seeds)
     hashes = array("Q", bytes(8 * n))
     spans = array("I", bytes(8 * n))
-    sizes = array("I", bytes(4 * n))
-    n_marks = len(html_marks)
     positions = [match.start() for match in _CANDIDATE_MARK_BYTES.finditer(marked)]
     hashed = marked
     at = positions
@@ -564,13 +552,10 @@ def _measure_spans(
             continue
         spans[2 * i] = positions[open_k]
         spans[2 * i + 1] = pos + _MARK_BYTES
-        if k < n_marks:
-            # The subtree's bytes lie between its two markers, less the nested markers.
-            sizes[i] = html_marks[k] - html_marks[open_k] - _MARK_BYTES * (k - open_k)
         text = hashed[at[open_k] + _MARK_BYTES : at[k]]
         if text.strip(_NOT_TEXT_BYTES):  # else the subtree has no text: never template
             hashes[i] = xxh3_64_intdigest(text, seeds[i])
-    return hashes, spans, sizes
+    return hashes, spans
 
 
 def page_signature(page: PageText) -> PageSignature:
@@ -713,7 +698,6 @@ class Removal(NamedTuple):
     """A page's marked text without its template, and what went."""
 
     marked: bytes
-    html_bytes: int  # UTF-8 size of the document without the removed candidate subtrees
     subtrees: int  # candidate subtrees removed (nested ones included)
     slots: int  # template slots removed (role elements whose slot the site repeats)
 
@@ -725,25 +709,22 @@ def remove_template(
     elements whose slot is in ``slots`` (see :func:`_doomed_slots`)."""
     doomed = _doomed(page, template)
     spans = page.spans
-    cuts = [(spans[2 * i], spans[2 * i + 1], i) for i in doomed]
+    cuts = [(spans[2 * i], spans[2 * i + 1]) for i in doomed]
     doomed_slots = _doomed_slots(page, slots)
-    cuts += [(start, end, -1) for start, end, _ in doomed_slots]
+    cuts += [(start, end) for start, end, _ in doomed_slots]
     marked = page.marked
-    html_bytes = page.html_bytes
     if cuts:
         pieces: list[bytes] = []
         kept_from = 0
-        for start, end, i in sorted(cuts):
+        for start, end in sorted(cuts):
             if start < kept_from or end <= start:
                 continue  # inside a removed ancestor (or never closed)
             pieces.append(marked[kept_from:start])
             pieces.append(_LINE_BYTES)  # the text around a removed block stays two blocks
             kept_from = end
-            if i >= 0:
-                html_bytes -= page.html_sizes[i]
         pieces.append(marked[kept_from:])
         marked = b"".join(pieces)
-    return Removal(marked, html_bytes, len(doomed), len(doomed_slots))
+    return Removal(marked, len(doomed), len(doomed_slots))
 
 
 def plain_text(marked: str, structured: bool) -> str:
@@ -766,7 +747,7 @@ def clean_text(
     and the role elements whose slot is in ``slots``."""
     removal = remove_template(page, template, slots)
     text = plain_text(removal.marked.decode("utf-8", "surrogatepass"), page.structured)
-    return CleanText(text, removal.html_bytes, removal.subtrees, removal.slots)
+    return CleanText(text, removal.subtrees, removal.slots)
 
 
 def clean_html(

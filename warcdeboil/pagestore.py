@@ -21,10 +21,14 @@ import zstandard
 from .dom import NO_META, PageMeta, PageText
 from .errors import WorkDirError
 
-__all__ = ["PageEntry", "PageStoreWriter", "iter_page_store", "page_store_path"]
+__all__ = ["PAGE_STORE_FORMAT", "PageEntry", "PageStoreWriter", "iter_page_store",
+           "page_store_path"]
 
+# Bumped whenever an entry changes shape (2: no per-candidate HTML sizes): a work directory whose
+# stores were written by another version is indexed again (see pipeline.index_is_current).
+PAGE_STORE_FORMAT = 2
 _FRAME = struct.Struct("<I")
-_FIXED = struct.Struct("<QQQQQIIB")
+_FIXED = struct.Struct("<QQQQIIB")
 _STRINGS = 9
 _CRUMB_SEPARATOR = "\x1f"  # ASCII unit separator: never in a label (whitespace is folded)
 # The store is written once and read once: zstd's fastest level. On the dragnet eval archive it
@@ -60,13 +64,13 @@ def _encode(entry: PageEntry, compressor: zstandard.ZstdCompressor) -> bytes:
                   _CRUMB_SEPARATOR.join(page.meta.breadcrumbs))
     ]
     head = _FIXED.pack(
-        entry.ordinal, entry.offset, entry.length, entry.html_bytes_before, page.html_bytes,
+        entry.ordinal, entry.offset, entry.length, entry.html_bytes_before,
         len(page.hashes), len(page.slots), page.structured,
     )
     lengths = struct.pack(f"<{_STRINGS + 1}I", *map(len, strings), len(page.marked))
     raw = b"".join([
         head, lengths, *strings, page.marked, page.hashes.tobytes(), page.spans.tobytes(),
-        page.html_sizes.tobytes(), page.slots.tobytes(),
+        page.slots.tobytes(),
     ])
     return compressor.compress(raw)
 
@@ -74,9 +78,7 @@ def _encode(entry: PageEntry, compressor: zstandard.ZstdCompressor) -> bytes:
 def _decode(blob: bytes, path: Path, decompressor: zstandard.ZstdDecompressor) -> PageEntry:
     try:
         raw = decompressor.decompress(blob)
-        ordinal, offset, length, before, html_bytes, n, n_slots, structured = (
-            _FIXED.unpack_from(raw)
-        )
+        ordinal, offset, length, before, n, n_slots, structured = _FIXED.unpack_from(raw)
         pos = _FIXED.size
         lengths = struct.unpack_from(f"<{_STRINGS + 1}I", raw, pos)
         pos += 4 * (_STRINGS + 1)
@@ -90,10 +92,8 @@ def _decode(blob: bytes, path: Path, decompressor: zstandard.ZstdDecompressor) -
         pos += 8 * n
         spans = array("I", raw[pos : pos + 8 * n])
         pos += 8 * n
-        sizes = array("I", raw[pos : pos + 4 * n])
-        pos += 4 * n
         slots = array("Q", raw[pos : pos + 8 * n_slots])
-        if len(sizes) != n or len(slots) != n_slots:
+        if len(spans) != 2 * n or len(slots) != n_slots:
             raise ValueError("entry is short")
     except (zstandard.ZstdError, struct.error, UnicodeDecodeError, ValueError) as exc:
         raise WorkDirError(
@@ -104,7 +104,7 @@ def _decode(blob: bytes, path: Path, decompressor: zstandard.ZstdDecompressor) -
                     if crumbs else ()) if structured else NO_META
     return PageEntry(
         ordinal, offset, length, url, record_id, date, charset, before,
-        PageText(title, marked, hashes, spans, sizes, html_bytes, bool(structured), meta, slots),
+        PageText(title, marked, hashes, spans, bool(structured), meta, slots),
     )
 
 

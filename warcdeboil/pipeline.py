@@ -27,7 +27,7 @@ from .errors import ConfigError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
 from .pages import PageLimits
-from .pagestore import page_store_path
+from .pagestore import PAGE_STORE_FORMAT, page_store_path
 from .profiles import ProfileWriter, profile_path
 from .remote import ARCHIVE_SUFFIXES
 from .scan import ScanJob, ScanSpec, scan_file
@@ -171,6 +171,7 @@ class RunSummary:
             "sites_fitted": self.fit.sites_fitted,
             "html_bytes_before": self.apply.html_bytes_before,
             "html_bytes_after": self.apply.html_bytes_after,
+            "text_chars": self.apply.text_chars,
             "removed_subtrees": self.apply.removed_subtrees,
             "removed_slots": self.apply.removed_slots,
             "removed_blocks": self.apply.removed_blocks,
@@ -318,7 +319,8 @@ def _manifest(inputs: Sequence[Path], options: Options) -> dict[str, Any]:
         except OSError:
             files.append([str(path), -1, -1])
     limits = options.limits
-    return {"format": INDEX_FORMAT, "inputs": files, "partitions": options.partitions,
+    return {"format": INDEX_FORMAT, "page_store": PAGE_STORE_FORMAT,
+            "inputs": files, "partitions": options.partitions,
             "site_key": options.site_key.value,
             "limits": [limits.max_bytes, limits.max_tags, limits.max_depth],
             "structure": options.structure}

@@ -37,8 +37,9 @@ class Tally:
     carried: int = 0  # records passed on as they are (or repaired, see problems)
     skipped: int = 0  # damaged stretches and records that could not be read at all
     indexed: int = 0  # pages in the index (scan only)
-    html_bytes_before: int = 0
-    html_bytes_after: int = 0
+    html_bytes_before: int = 0  # the decoded payloads of the pages cleaned
+    html_bytes_after: int = 0  # their cleaned documents as written (WARC output only)
+    text_chars: int = 0  # characters of their cleaned text (text outputs only)
     removed_subtrees: int = 0
     removed_slots: int = 0  # template slots (role elements whose slot the site repeats)
     removed_blocks: int = 0  # repeated blocks; in content mode, blocks judged not main content
@@ -53,7 +54,8 @@ class Tally:
 
     def merge(self, other: Tally) -> None:
         for name in ("records", "cleaned", "carried", "skipped", "indexed", "html_bytes_before",
-                     "html_bytes_after", "removed_subtrees", "removed_slots", "removed_blocks"):
+                     "html_bytes_after", "text_chars", "removed_subtrees", "removed_slots",
+                     "removed_blocks"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.problems.update(other.problems)
 
