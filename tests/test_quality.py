@@ -47,11 +47,12 @@ def test_smaller_sets_beat_deboiler_precision(tmp_path: Path, name: str, precisi
 
 # Content mode, measured 2026-11-23: cleanportaleval 0.951, l3s-gn1 0.950 (sites >= 5: 0.964),
 # scrapinghub 0.921, dragnet 0.913 (sites >= 5: 0.925); after the text fixes of iframes, line
-# starts and selects: 0.949, 0.956 (0.965), 0.921, 0.915 (0.926). Half of each set's sites were
-# used to fit the block model (scripts/train_content.py), so these guard against regressions;
-# they are not the held-out figures.
+# starts and selects: 0.949, 0.956 (0.965), 0.921, 0.915 (0.926); after links around block
+# elements and the teaser-list features: 0.950, 0.956 (0.965), 0.929, 0.920 (0.929). Half of each
+# set's sites were used to fit the block model (scripts/train_content.py), so these guard against
+# regressions; they are not the held-out figures.
 @pytest.mark.parametrize(("name", "floor"), [
-    ("cleanportaleval", 0.94), ("l3s-gn1", 0.94), ("scrapinghub", 0.91),
+    ("cleanportaleval", 0.94), ("l3s-gn1", 0.94), ("scrapinghub", 0.92),
 ])
 def test_content_mode_f1_floor(tmp_path: Path, name: str, floor: float) -> None:
     report = run(name, tmp_path, Mode.CONTENT)
@@ -65,5 +66,5 @@ def test_content_mode_f1_floor(tmp_path: Path, name: str, floor: float) -> None:
 @pytest.mark.slow
 def test_dragnet_content_mode_f1_floor(tmp_path: Path) -> None:
     report = run("dragnet", tmp_path, Mode.CONTENT)
-    assert report.large_sites.f1 >= 0.915
-    assert report.overall.f1 >= 0.905
+    assert report.large_sites.f1 >= 0.92
+    assert report.overall.f1 >= 0.91
