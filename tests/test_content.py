@@ -18,7 +18,9 @@ from warcdeboil.compression import Codec
 from warcdeboil.content import (
     FEATURE_NAMES,
     KIND_ITEM,
+    ContentModel,
     extract,
+    extract_blocks,
     feature_columns,
     load_model,
     split_blocks,
@@ -111,6 +113,32 @@ def test_teaser_and_repetition_features() -> None:
     story = [v for t, v in zip(texts, columns["parent_siblings"], strict=True)
              if t.startswith("Council")]
     assert story == [pytest.approx(math.log1p(2))] * 2  # <div class=more> and <div class=story>
+
+
+def test_readers_comments_are_not_main_content() -> None:
+    comments = "".join(
+        f"<div class='comment'><p>{text}</p></div>" for text in (
+            "I read this twice and I still think the council should have closed the road a "
+            "week earlier, before the second storm arrived, since the waves were already "
+            "throwing sand across both lanes.",
+            "The diversion through the town centre added twenty minutes to my drive to work on "
+            "Tuesday morning, and the buses were full by the second stop.",
+            "Thanks to the engineers who were out in the rain checking the sea defences; they "
+            "deserve more credit than they get for work like this.",
+        ))
+    html = ARTICLE.replace("</main>", f"<div id='comments'><h2>3 Responses</h2>{comments}"
+                                      "</div></main>")
+    blocks = split_blocks(analyse(html, structure=True).marked.decode())
+    # A model that keeps every block: what goes, goes by the rule.
+    keep_all = ContentModel((0.0,) * len(FEATURE_NAMES), 10.0, 0.5)
+    result = extract_blocks(blocks, keep_all)
+    assert "Council workers closed the coast road" in result.text
+    assert "Most read" in result.text  # an aside is the model's to judge
+    for text in ("3 Responses", "I read this twice", "The diversion", "Thanks to the engineers"):
+        assert text not in result.text, text
+    assert result.removed == {"comment_block": 4}
+    shipped = extract(analyse(html, structure=True).marked.decode())
+    assert "The diversion" not in shipped.text and "Council workers" in shipped.text
 
 
 def test_a_single_page_gets_its_main_content() -> None:
