@@ -309,9 +309,8 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     With ``structure``, the marked text also holds the structure marks (links, headings, list
     items, cells, quotes, code, emphasis) and the page's :class:`PageMeta` is read.
     """
-    tree = _parse(markup)
-    title_node = tree.css_first("title")
-    title = " ".join(title_node.text().split()) if title_node is not None else ""
+    tree, title_text = _parse_with_title(markup)
+    title = " ".join(title_text.split())
     meta = NO_META
     if structure:
         crumbs = b"readcrumb" in markup if isinstance(markup, bytes) else "readcrumb" in markup
@@ -359,14 +358,22 @@ _TITLE_START = re.compile(r"<title\b[^>]*>", re.IGNORECASE)
 
 def _parse(markup: str | bytes) -> LexborHTMLParser:
     """The document tree of a page (without our marks), an unclosed ``<title>`` closed."""
+    return _parse_with_title(markup)[0]
+
+
+def _parse_with_title(markup: str | bytes) -> tuple[LexborHTMLParser, str]:
+    """:func:`_parse`, and the text of the tree's first ``<title>`` ("" without one)."""
     markup = _without_marks(markup)
     tree = LexborHTMLParser(markup)
-    title = tree.css_first("title")
-    if title is not None and len(title.text()) > MAX_TITLE_CHARS:
+    node = tree.css_first("title")
+    text = node.text() if node is not None else ""
+    if len(text) > MAX_TITLE_CHARS:
         repaired = _close_title(markup)
         if repaired is not None:
             tree = LexborHTMLParser(repaired)
-    return tree
+            node = tree.css_first("title")
+            text = node.text() if node is not None else ""
+    return tree, text
 
 
 def _close_title(markup: str | bytes) -> str | bytes | None:
