@@ -271,7 +271,7 @@ def _repeated_in_page(blocks: list[Block]) -> list[float]:
     return list(map(float, map(_MORE_THAN_ONE, map(counts.__getitem__, texts))))
 
 
-_MORE_THAN_ONE = (1).__lt__
+_MORE_THAN_ONE = (1).__lt__  # count -> 1 < count, called from map() without a Python frame
 
 
 def _parent_siblings(runs: list[_Run]) -> list[float]:
