@@ -27,12 +27,10 @@ def main() -> None:
     parser.add_argument("--datasets", default="dragnet,l3s-gn1,cleanportaleval")
     args = parser.parse_args()
     extra = tuple(t for t in args.extra.split(",") if t)
-    tags = dom.CANDIDATE_TAGS + extra
-    # An experiment, in this process only: analyse() sorts elements by tag number with the seeds
-    # table, clean_html finds them again with the selector.
+    # An experiment, in this process only: analyse() and clean_html() both pick candidates out
+    # of a page's elements by tag number with the seeds table.
     ids = dom._tag_ids(extra)
     dom._CANDIDATE_SEEDS.update({ids[t]: dom.xxh3_64_intdigest(t.encode()) for t in extra})
-    dom._CANDIDATE_SELECTOR = ", ".join(tags)
     for name in args.datasets.split(","):
         with tempfile.TemporaryDirectory() as out:
             started = time.process_time()

@@ -56,7 +56,6 @@ CANDIDATE_TAGS: tuple[str, ...] = (
     "div", "nav", "header", "footer", "aside", "section", "form", "menu",
     "ul", "ol", "table", "dl",
 )
-_CANDIDATE_SELECTOR = ", ".join(CANDIDATE_TAGS)
 _TAG_SEEDS = {tag: xxh3_64_intdigest(tag.encode("ascii")) for tag in CANDIDATE_TAGS}
 
 # Elements whose content is not text of the page, taken out of the tree after it is measured.
@@ -297,10 +296,6 @@ class CleanText:
     removed: int  # candidate subtrees removed (nested ones included)
     slots: int = 0  # template slots removed
 
-
-def _candidates(tree: LexborHTMLParser) -> list:
-    body = tree.body
-    return body.css(_CANDIDATE_SELECTOR) if body is not None else []
 
 
 def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
@@ -775,17 +770,20 @@ def clean_html(
     body = tree.body
     doomed: list[Node] = []
     candidates = _doomed(page, template)
-    if candidates:
-        nodes = _outside_form_lists(_candidates(tree), body)
-        if len(nodes) == len(page.hashes):
-            doomed += [nodes[i] for i in candidates]
     ordinals = [k for _, _, k in _doomed_slots(page, slots)]
-    if ordinals and body is not None:
-        elements = _outside_form_lists(body.css("*"), body)
-        owners = [node for node, bits, _ in _role_elements(elements, list(map(_TAG_ID, elements)))
-                  for _ in _ROLES_OF_BITS[bits]]
-        if len(owners) == len(page.slots):
-            doomed += [owners[k] for k in ordinals]
+    if (candidates or ordinals) and body is not None:
+        # The candidates and role elements picked out of the elements as analyse() read them,
+        # the way it did: the k-th of each here is the k-th there.
+        elements, ids = _elements_as_analysed(body)
+        if candidates:
+            nodes = list(compress(elements, map(_CANDIDATE_SEEDS.__contains__, ids)))
+            if len(nodes) == len(page.hashes):
+                doomed += [nodes[i] for i in candidates]
+        if ordinals:
+            owners = [node for node, bits, _ in _role_elements(elements, ids)
+                      for _ in _ROLES_OF_BITS[bits]]
+            if len(owners) == len(page.slots):
+                doomed += [owners[k] for k in ordinals]
     if doomed:
         # Flagged first, then removed innermost first (in reverse document order), so that no
         # removed node is touched through a removed ancestor.
@@ -807,14 +805,17 @@ def clean_html(
     return tree.html or ""
 
 
-def _outside_form_lists(nodes: list[Node], body: Node | None) -> list[Node]:
-    """The nodes that are not inside a <select> or <datalist>, as :func:`analyse` reads a page
-    (it takes those out first)."""
-    inside = body.css(_FORM_LIST_SELECTOR) if body is not None else []
-    if not inside:
-        return nodes
-    hidden = set(map(_MEM_ID, inside))
-    return [node for node in nodes if node.mem_id not in hidden]
+def _elements_as_analysed(body: Node) -> tuple[list[Node], list[int]]:
+    """The body's elements as :func:`analyse` reads them, and their tag numbers: none inside a
+    <select> or <datalist> (analyse takes those out of its tree first; this tree keeps them)."""
+    elements = body.css("*")
+    ids = list(map(_TAG_ID, elements))
+    if not _FORM_LIST_IDS.isdisjoint(ids):
+        inside = set(map(_MEM_ID, body.css(_FORM_LIST_SELECTOR)))
+        kept = [node.mem_id not in inside for node in elements]
+        elements = list(compress(elements, kept))
+        ids = list(compress(ids, kept))
+    return elements, ids
 
 
 _MEM_ID = attrgetter("mem_id")
