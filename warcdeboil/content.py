@@ -124,9 +124,9 @@ def split_blocks(marked: str) -> list[Block]:
     marks.append("")  # no mark after the last text: zip then walks every text
     in_link = False  # inside a link opened before a block mark (see below)
     for plain, text, mark in zip(plains, texts, marks, strict=True):
+        if in_link:
+            text = _LINK_OPEN + text  # what follows is linked from its start
         if plain:
-            if in_link:
-                text = _LINK_OPEN + text  # the block is linked from its start
             chars = len(plain) - plain.count(" ")
             linked = 0
             first = False
@@ -140,9 +140,7 @@ def split_blocks(marked: str) -> list[Block]:
             blocks.append(Block(plain, kind, chars, linked, ancestors, text, roles, first))
         # A link can hold block elements (a teaser: <a><div>headline</div><p>summary</p></a>):
         # it stays open across block marks until its close mark.
-        if in_link:  # still open unless a close mark comes after the last open mark (or none)
-            in_link = text.rfind(_LINK_OPEN) >= text.rfind(_LINK_CLOSE)
-        elif _LINK_OPEN in text:
+        if _LINK_OPEN in text:  # (a text inside a link starts with one: see above)
             in_link = text.rfind(_LINK_OPEN) > text.rfind(_LINK_CLOSE)
         # The marks by how often they come (dragnet: lines, then candidates, then roles).
         if mark == _LINE_MARK:
