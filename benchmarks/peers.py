@@ -46,6 +46,8 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from speed import bytecode_env  # this folder's speed.py
+
 from warcdeboil.errors import PayloadError
 from warcdeboil.evaluate import GoldPage, Report, Summary, evaluate, load_gold, load_predictions
 from warcdeboil.pages import html_page
@@ -325,9 +327,9 @@ def measure_peer(key: str, archive: str, limit: int | None) -> dict[str, Any]:
             "cpu_seconds": cpu, "peak_rss_mb": _maxrss_mb(), "loaded_rss_mb": loaded_mb}
 
 
-def measure_command(argv: list[str]) -> dict[str, Any]:
+def measure_command(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     """In a fresh child: run ``argv``; its stdout, exit status, CPU time and peak RSS."""
-    done = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=False)
+    done = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=False, env=env)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # this child's only child: argv
     return {"stdout": done.stdout, "status": done.returncode,
             "cpu_seconds": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024}
@@ -346,7 +348,7 @@ def run_warcdeboil(archive: Path, end: int | None, extra_args: Sequence[str]) ->
         argv = [sys.executable, "-m", "warcdeboil", "clean", str(source), "-o", str(out),
                 "--format", "jsonl", "--workers", "1", "--json", "--quiet", *extra_args]
         shown = shlex.join(["warcdeboil", "clean", "ARCHIVE", "-o", "OUT", *argv[7:]])
-        run = in_child(measure_command, argv)
+        run = in_child(measure_command, argv, bytecode_env())
         if run["status"] not in (0, 3):  # 3: finished, some records had problems (counted)
             raise RuntimeError(f"`{shown}` exited with status {run['status']} (its message above)")
         summary = json.loads(run["stdout"])
