@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from xxhash import xxh3_64_intdigest
 
+from warcdeboil import dom
 from warcdeboil.dom import OPEN, analyse, clean_html, clean_text, page_signature
 
 
@@ -46,6 +47,30 @@ def test_representation(left: str, right: str, same: bool) -> None:
 def test_subtrees_without_text_hash_to_zero() -> None:
     page = analyse("<body><div><img src=a.png></div><div>  </div><div>x</div></body>")
     assert [h == 0 for h in page.hashes] == [True, True, False]
+
+
+@pytest.mark.parametrize("structure", [False, True])
+def test_pages_with_many_candidates_find_the_empty_ones_alike(
+    structure: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past MANY_CANDIDATES, subtrees without text are found by counting the stretches between
+    # marks (nested empty subtrees made the other way quadratic): both ways give equal hashes.
+    html = ("<body><section class=sidebar><div><img src=a.png></div><div> <p> </p> </div>"
+            "<div><p>x</p></div></section>" + "<div class=comment><p>re</p><p> </p>" * 40
+            + "</div>" * 20 + "<ul><li><a href=/>A</a></li><li> </li></ul><div> y </div></body>")
+    few = analyse(html, structure=structure)
+    monkeypatch.setattr(dom, "MANY_CANDIDATES", 0)
+    many = analyse(html, structure=structure)
+    assert many.hashes == few.hashes and many.spans == few.spans
+    assert 0 in few.hashes and sum(h != 0 for h in few.hashes) > 40
+
+
+def test_deeply_nested_empty_subtrees() -> None:
+    depth = 3 * dom.MANY_CANDIDATES
+    page = analyse("<body>" + "<div>" * depth + "</body>")
+    assert len(page.hashes) == depth and not any(page.hashes)
+    page = analyse("<body>" + "<div> x" * depth + "</body>")
+    assert all(page.hashes) and len(set(page.hashes)) == depth
 
 
 def test_removal_of_nested_candidates() -> None:
