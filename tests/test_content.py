@@ -18,6 +18,7 @@ from warcdeboil.compression import Codec
 from warcdeboil.content import (
     FEATURE_NAMES,
     KIND_ITEM,
+    MAX_ANCESTORS,
     ContentModel,
     extract,
     extract_blocks,
@@ -68,6 +69,19 @@ def test_blocks_carry_kind_links_and_nesting() -> None:
     assert len(first.ancestors) < len(home.ancestors)  # nav > ul > li vs <main>'s paragraph
     # Block text is the page's text: the same as template mode's lines.
     assert "\n".join(b.text for b in blocks) == plain_text(page.marked.decode(), True)
+
+
+def test_deep_nesting_names_only_the_innermost_ancestors() -> None:
+    depth = 3 * MAX_ANCESTORS
+    page = analyse("<body>" + "<div>level" * depth + "</body>", structure=True)
+    blocks = split_blocks(page.marked.decode())
+    assert [b.text for b in blocks] == ["level"] * depth
+    assert max(len(b.ancestors) for b in blocks) == MAX_ANCESTORS
+    # Each block's innermost ancestor is its own div: the block before it is its parent's.
+    parents = [b.ancestors[-1] for b in blocks]
+    assert len(set(parents)) == depth
+    assert all(b.ancestors[-2] == parents[i] for i, b in enumerate(blocks[1:]))
+    assert blocks[-1].ancestors == tuple(parents[-MAX_ANCESTORS:])
 
 
 TEASERS = (

@@ -87,6 +87,12 @@ _N = TypeVar("_N", int, float)
 SHORT_BLOCK_CHARS = 25
 
 
+# The innermost candidate subtrees a block's ancestors name: every page of ../shared has blocks
+# under 50 at most, and a page of 10,000 nested divs, each with its text, named them all for each
+# block: 7 s and 400 MB to judge its blocks.
+MAX_ANCESTORS = 128
+
+
 @dataclass(slots=True)
 class Block:
     """One text block of a page, in document order."""
@@ -95,7 +101,8 @@ class Block:
     kind: int  # 0 plain, 1..6 heading level, 7 list item, 8 quote, 9 code
     chars: int  # characters other than spaces
     link_chars: int  # of which inside links
-    ancestors: tuple[int, ...]  # ids of the candidate subtrees it lies in, outermost first
+    ancestors: tuple[int, ...]  # ids of the candidate subtrees it lies in, outermost first (the
+    # innermost MAX_ANCESTORS)
     marked: str = field(repr=False, default="")  # the block's text with its inline marks
     roles: int = 0  # bit r set: the block lies in an element of role r (see dom.ROLE_OPEN)
     link_first: bool = False  # its text starts inside a link (a teaser's headline, a menu entry)
@@ -136,7 +143,7 @@ def split_blocks(marked: str) -> list[Block]:
                 # A text follows its block mark and one space (see dom.analyse).
                 first = text.startswith(_LINK_FIRST)
             if ancestors is None:
-                ancestors = tuple(stack)
+                ancestors = tuple(stack[-MAX_ANCESTORS:])
             blocks.append(Block(plain, kind, chars, linked, ancestors, text, roles, first))
         # A link can hold block elements (a teaser: <a><div>headline</div><p>summary</p></a>):
         # it stays open across block marks until its close mark.
