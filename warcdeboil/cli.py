@@ -56,7 +56,8 @@ ModeOption = Annotated[
 ]
 Compress = Annotated[
     str,
-    typer.Option("--compress", help="Output compression: auto (follow input), gzip, zstd, none."),
+    typer.Option("--compress", metavar="<auto|gzip|zstd|none>",
+                 help="Output compression: auto (follow input), gzip, zstd, none."),
 ]
 MinOccurrence = Annotated[
     int, typer.Option("--min-occurrence", min=1, help="Pairs that must share a subtree.")
@@ -70,7 +71,8 @@ ZstdDict = Annotated[
 ]
 OnError = Annotated[
     str,
-    typer.Option("--on-error", help="skip: count a bad record and go on; fail: stop the run."),
+    typer.Option("--on-error", metavar="<skip|fail>",
+                 help="skip: count a bad record and go on; fail: stop the run."),
 ]
 MaxPageMb = Annotated[
     int,
@@ -463,7 +465,8 @@ def recompress(
     inputs: Inputs,
     output: Annotated[Path, typer.Option("--output", "-o", help="Output directory.")],
     compress: Annotated[
-        str, typer.Option("--compress", help="gzip (default), zstd or none.")
+        str, typer.Option("--compress", metavar="<gzip|zstd|none>",
+                          help="gzip (default), zstd or none.")
     ] = "gzip",
     verbose: Verbose = False,
     quiet: Quiet = False,
