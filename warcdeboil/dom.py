@@ -23,7 +23,7 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from itertools import accumulate, compress, islice, repeat
-from operator import attrgetter, ge, methodcaller
+from operator import attrgetter, ge, methodcaller, not_
 from typing import NamedTuple
 
 from selectolax.lexbor import LexborHTMLParser
@@ -66,11 +66,11 @@ _TAG_SEEDS = {tag: xxh3_64_intdigest(tag.encode("ascii")) for tag in CANDIDATE_T
 INVISIBLE_TAGS: list[str] = ["script", "style", "template", "iframe", "noembed", "noframes"]
 # Form controls that list options: a <select> shows one at a time, a <datalist> none. The list of
 # a country picker's options came out as two hundred lines of text. They can hold elements (the
-# parser builds a customizable select's <div>s), so they go before the page's elements are read:
-# a candidate inside would otherwise be marked, then lose its marks with them, and each candidate
-# after it would take the hash of the one before. (Nor are they counted in the page's HTML bytes.)
+# parser builds a customizable select's <div>s), so the page's elements are read without them
+# and what they hold (see _elements_as_analysed): a candidate inside would otherwise be marked,
+# then lose its marks with them, and each candidate after it would take the hash of the one
+# before.
 FORM_LIST_TAGS: list[str] = ["select", "datalist"]
-_FORM_LIST_SELECTOR = ", ".join(f"{tag} *" for tag in FORM_LIST_TAGS)
 
 # Elements after which the text starts a new line (inline content is joined by a space) ...
 _LINE_END_TAGS = frozenset((
@@ -320,12 +320,7 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
         return PageText(title, b"", array("Q"), array("I"), structure, meta)
     # One walk over the elements, sorted by tag with the loops in C: a selector per kind of
     # element walked the tree once each (0.2-0.3 ms a page each, five times).
-    elements = body.css("*")
-    ids = list(map(_TAG_ID, elements))
-    if not _FORM_LIST_IDS.isdisjoint(ids):
-        tree.strip_tags(FORM_LIST_TAGS)
-        elements = body.css("*")
-        ids = list(map(_TAG_ID, elements))
+    elements, ids = _elements_as_analysed(tree, body, strip=True)
     candidate = list(map(_CANDIDATE_SEEDS.__contains__, ids))
     nodes = list(compress(elements, candidate))
     seeds = list(map(_CANDIDATE_SEEDS.__getitem__, compress(ids, candidate)))
@@ -797,7 +792,7 @@ def clean_html(
     if (candidates or ordinals) and body is not None:
         # The candidates and role elements picked out of the elements as analyse() read them,
         # the way it did: the k-th of each here is the k-th there.
-        elements, ids = _elements_as_analysed(body)
+        elements, ids = _elements_as_analysed(tree, body)
         if candidates:
             nodes = list(compress(elements, map(_CANDIDATE_SEEDS.__contains__, ids)))
             if len(nodes) == len(page.hashes):
@@ -828,16 +823,27 @@ def clean_html(
     return tree.html or ""
 
 
-def _elements_as_analysed(body: Node) -> tuple[list[Node], list[int]]:
-    """The body's elements as :func:`analyse` reads them, and their tag numbers: none inside a
-    <select> or <datalist> (analyse takes those out of its tree first; this tree keeps them)."""
+def _elements_as_analysed(
+    tree: LexborHTMLParser, body: Node, *, strip: bool = False
+) -> tuple[list[Node], list[int]]:
+    """The body's elements as :func:`analyse` reads them, and their tag numbers: none of them a
+    <select> or <datalist> or inside one. With ``strip``, those are also taken out of the tree,
+    as analyse does (their options are no text of the page); :func:`clean_html` keeps them in
+    the document it writes, so the k-th candidate or role element is the same in both."""
     elements = body.css("*")
     ids = list(map(_TAG_ID, elements))
     if not _FORM_LIST_IDS.isdisjoint(ids):
-        inside = set(map(_MEM_ID, body.css(_FORM_LIST_SELECTOR)))
-        kept = [node.mem_id not in inside for node in elements]
+        # Each list and what it holds, from its own subtree: a selector for "select *" over the
+        # whole body checked every element's ancestors.
+        inside: set[int] = set()
+        for form_list in compress(elements, map(_FORM_LIST_IDS.__contains__, ids)):
+            inside.add(form_list.mem_id)
+            inside.update(map(_MEM_ID, form_list.css("*")))
+        kept = list(map(not_, map(inside.__contains__, map(_MEM_ID, elements))))
         elements = list(compress(elements, kept))
         ids = list(compress(ids, kept))
+        if strip:
+            tree.strip_tags(FORM_LIST_TAGS)
     return elements, ids
 
 
