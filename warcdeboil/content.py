@@ -133,11 +133,12 @@ def split_blocks(marked: str) -> list[Block]:
     for plain, text, mark in zip(plains, texts, marks, strict=True):
         if in_link:
             text = _LINK_OPEN + text  # what follows is linked from its start
+        has_link = _LINK_OPEN in text  # (a text inside a link starts with one: see above)
         if plain:
             chars = len(plain) - plain.count(" ")
             linked = 0
             first = False
-            if _LINK_OPEN in text:
+            if has_link:
                 runs = "".join(_LINKED.findall(text))
                 linked = min(len(runs) - runs.count(" "), chars)
                 # A text follows its block mark and one space (see dom.analyse).
@@ -147,7 +148,7 @@ def split_blocks(marked: str) -> list[Block]:
             blocks.append(Block(plain, kind, chars, linked, ancestors, text, roles, first))
         # A link can hold block elements (a teaser: <a><div>headline</div><p>summary</p></a>):
         # it stays open across block marks until its close mark.
-        if _LINK_OPEN in text:  # (a text inside a link starts with one: see above)
+        if has_link:
             in_link = text.rfind(_LINK_OPEN) > text.rfind(_LINK_CLOSE)
         # The marks by how often they come (dragnet: lines, then candidates, then roles).
         if mark == _LINE_MARK:
