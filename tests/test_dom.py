@@ -203,3 +203,30 @@ def test_an_unclosed_title_does_not_swallow_the_page() -> None:
     # A long title that is closed is left alone.
     closed = f"<html><head><title>{story}</title></head><body><p>x</p></body></html>"
     assert analyse(closed).title == story
+
+
+def test_mark_inserts_take_selectolax_bytes_version() -> None:
+    # A Cython fused method picks its version by the argument's type at every call; analyse
+    # calls the bytes version itself. A method without versions is used as it is.
+    def plain(node: object, value: bytes) -> None:
+        """No versions."""
+
+    def for_bytes(node: object, value: bytes) -> None:
+        """The bytes version."""
+
+    def fused(node: object, value: object) -> None:
+        """Chooses."""
+
+    fused.__signatures__ = {"str": plain, "bytes": for_bytes}  # type: ignore[attr-defined]
+    assert dom._for_bytes(fused) is for_bytes
+    assert dom._for_bytes(plain) is plain
+    # On the selectolax installed, the inserts are its bytes versions, and insert text.
+    from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+    versions = LexborNode.insert_before.__signatures__
+    assert dom._INSERT_BEFORE is versions["bytes"]
+    tree = LexborHTMLParser("<p>text</p>")
+    paragraph = tree.css_first("p")
+    dom._INSERT_BEFORE(paragraph, OPEN.encode())
+    dom._INSERT_AFTER(paragraph, dom.CLOSE.encode())
+    assert tree.body.text() == f"{OPEN}text{dom.CLOSE}"
