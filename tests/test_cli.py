@@ -168,3 +168,19 @@ def test_file_urls_are_local_paths(crawl: Path, tmp_path: Path) -> None:
                                  "-j", "1", "-q"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "a.warc.gz").exists()
+
+
+def test_entry_point_collects_young_objects_less_often() -> None:
+    # The script's entry point (not the library) tunes the collector: start-up objects frozen,
+    # the youngest generation collected every GC_YOUNG_THRESHOLD allocations. Run in a child:
+    # the settings are per process.
+    code = (
+        "import gc, warcdeboil.cli as cli\n"
+        "before = gc.get_freeze_count()\n"
+        "cli._tune_collector()\n"
+        "print(before, gc.get_freeze_count() > before, gc.get_threshold()[0], cli.GC_YOUNG_THRESHOLD)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, frozen, young, wanted = done.stdout.split()
+    assert before == "0" and frozen == "True"
+    assert int(young) == int(wanted) > 700

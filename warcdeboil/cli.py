@@ -7,6 +7,7 @@ status 1 (2 for usage), no traceback unless ``-v``.
 from __future__ import annotations
 
 import enum
+import gc
 import json
 import logging
 import sys
@@ -551,9 +552,27 @@ def _tune_allocator() -> None:
         return
 
 
+# Container allocations (net of frees) between two collections of the youngest generation; the
+# default is 700. A page makes tens of thousands of lists, tuples and blocks that die with it
+# (freed by their reference counts, no cycles), and each collection walked the young ones again.
+# 300 dragnet pages, JSONL (callgrind): 12.42 G instructions; frozen start-up objects 12.36 G,
+# and this threshold 12.30 G (50,000: 12.29 G); peak memory unchanged (60 MB on dragnet).
+GC_YOUNG_THRESHOLD = 10_000
+
+
+def _tune_collector() -> None:
+    """Collect cyclic garbage less often, and never walk what start-up made (the modules, the
+    model): ``gc.freeze`` keeps it out of every later collection, in workers forked from this
+    process too."""
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
+
+
 def main() -> None:
     """Entry point of the ``warcdeboil`` script."""
     _tune_allocator()
+    _tune_collector()
     try:
         app()
     except KeyboardInterrupt:
