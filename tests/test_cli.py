@@ -178,7 +178,8 @@ def test_entry_point_collects_young_objects_less_often() -> None:
         "import gc, warcdeboil.cli as cli\n"
         "before = gc.get_freeze_count()\n"
         "cli._tune_collector()\n"
-        "print(before, gc.get_freeze_count() > before, gc.get_threshold()[0], cli.GC_YOUNG_THRESHOLD)"
+        "print(before, gc.get_freeze_count() > before, gc.get_threshold()[0],"
+        " cli.GC_YOUNG_THRESHOLD)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     before, frozen, young, wanted = done.stdout.split()
