@@ -216,8 +216,9 @@ def _for_bytes(method: Callable[..., None]) -> Callable[[Node, bytes], None]:
     """The version of a node method taking text or a node that takes bytes. selectolax compiles
     such methods once per type of argument (a Cython fused function), and a call to the method
     itself chooses one at every call: packing its arguments in tuples and looking their types
-    up cost more than the insert (dragnet: 2,500 inserts a page, 2.9 % of a run's instructions
-    to choosing). Any other selectolax gets its method as it is."""
+    up cost more than the insert (dragnet: about 1,250 inserts a page; this and calling with the
+    node rather than through ``methodcaller`` took 4 % off a run's instructions, callgrind). Any
+    other selectolax gets its method as it is."""
     versions = getattr(method, "__signatures__", None)
     return versions.get("bytes", method) if isinstance(versions, Mapping) else method
 
@@ -336,7 +337,7 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
         return PageText(title, b"", array("Q"), array("I"), structure, meta)
     # One walk over the elements, sorted by tag with the loops in C: a selector per kind of
     # element walked the tree once each (0.2-0.3 ms a page each, five times).
-    elements, ids = _elements_as_analysed(tree, body, strip=True)
+    elements, ids = _elements_as_analysed(body, strip=True)
     candidate = list(map(_CANDIDATE_SEEDS.__contains__, ids))
     nodes = list(compress(elements, candidate))
     seeds = list(map(_CANDIDATE_SEEDS.__getitem__, compress(ids, candidate)))
@@ -349,9 +350,9 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     # Loops over nodes run in C through map(); each marker is a text node of its own.
     deque(map(_INSERT_BEFORE, nodes, repeat(_OPEN_BYTES)), maxlen=0)
     deque(map(_INSERT_AFTER, nodes, repeat(_CLOSE_BYTES)), maxlen=0)
-    # Out of the tree, each with what it holds, as strip_tags(INVISIBLE_TAGS) would take them
-    # without walking the tree once a tag (0.7 % of a dragnet run's instructions).
-    deque(map(Node.decompose, invisible, repeat(False)), maxlen=0)
+    # Out of the tree from the list in hand: strip_tags(INVISIBLE_TAGS) walked the tree once a
+    # tag (0.7 % of a dragnet run's instructions).
+    _unlink(invisible)
     deque(map(_INSERT_AFTER, line_ends, repeat(_LINE_BYTES)), maxlen=0)
     deque(map(_INSERT_BEFORE, line_starts, repeat(_LINE_BYTES)), maxlen=0)
     # Role marks before the structure marks: those then sit inside them, next to their element.
@@ -811,7 +812,7 @@ def clean_html(
     if (candidates or ordinals) and body is not None:
         # The candidates and role elements picked out of the elements as analyse() read them,
         # the way it did: the k-th of each here is the k-th there.
-        elements, ids = _elements_as_analysed(tree, body)
+        elements, ids = _elements_as_analysed(body)
         if candidates:
             nodes = list(compress(elements, map(_CANDIDATE_SEEDS.__contains__, ids)))
             if len(nodes) == len(page.hashes):
@@ -842,9 +843,7 @@ def clean_html(
     return tree.html or ""
 
 
-def _elements_as_analysed(
-    tree: LexborHTMLParser, body: Node, *, strip: bool = False
-) -> tuple[list[Node], list[int]]:
+def _elements_as_analysed(body: Node, *, strip: bool = False) -> tuple[list[Node], list[int]]:
     """The body's elements as :func:`analyse` reads them, and their tag numbers: none of them a
     <select> or <datalist> or inside one. With ``strip``, those are also taken out of the tree,
     as analyse does (their options are no text of the page); :func:`clean_html` keeps them in
@@ -854,16 +853,22 @@ def _elements_as_analysed(
     if not _FORM_LIST_IDS.isdisjoint(ids):
         # Each list and what it holds, from its own subtree: a selector for "select *" over the
         # whole body checked every element's ancestors.
-        inside: set[int] = set()
-        for form_list in compress(elements, map(_FORM_LIST_IDS.__contains__, ids)):
-            inside.add(form_list.mem_id)
+        form_lists = list(compress(elements, map(_FORM_LIST_IDS.__contains__, ids)))
+        inside = set(map(_MEM_ID, form_lists))
+        for form_list in form_lists:
             inside.update(map(_MEM_ID, form_list.css("*")))
         kept = list(map(not_, map(inside.__contains__, map(_MEM_ID, elements))))
         elements = list(compress(elements, kept))
         ids = list(compress(ids, kept))
         if strip:
-            tree.strip_tags(FORM_LIST_TAGS)
+            _unlink(form_lists)
     return elements, ids
+
+
+def _unlink(nodes: list[Node]) -> None:
+    """Takes the nodes out of the tree, each with what it holds (as ``strip_tags`` does by tag
+    name, but without a walk over the tree for each tag)."""
+    deque(map(Node.decompose, nodes, repeat(False)), maxlen=0)
 
 
 _MEM_ID = attrgetter("mem_id")
