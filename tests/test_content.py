@@ -305,6 +305,12 @@ def test_scripts_without_spaces_or_right_to_left(
     ("Le gouvernement a annoncé que les écoles rouvriront la semaine prochaine, avec des règles.",
      "fr"),
     ("ok", ""),
+    # Mixed scripts: the letters of the script with the most decide, digits and signs do not.
+    ("Компания Apple представила новый iPhone 15 Pro, который поступит в продажу в пятницу.",
+     "ru"),
+    ("The Russian word мир is the name of the space station, and it means peace and world.",
+     "en"),
+    ("2024-05-17 12:30:45 +0200 № 123456 — 7 × 8 = 56 €, ½ ², 42 %, ok", ""),
 ])
 def test_language_detection(text: str, language: str) -> None:
     assert detect(text) == language

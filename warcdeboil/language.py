@@ -65,15 +65,16 @@ SAMPLE_CHARS = 600  # of the text's start: a few sentences are enough to decide,
 MIN_LETTERS = 20
 MIN_FUNCTION_WORD_SHARE = 0.05
 
-# One character class per script, so that counting runs in the regex engine, not per character
-# in Python.
+# One character class per script, matched a run at a time, so that counting runs in the regex
+# engine, not per character in Python: a script's characters are the summed lengths of its runs
+# (a match per character made counting a text's Latin letters cost 27 µs, a match per run 11).
 _SCRIPT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (script, re.compile("[" + "".join(
         f"{chr(low)}-{chr(high)}" for low, high, name in _SCRIPTS if name == script
-    ) + "]"))
+    ) + "]+"))
     for script in dict.fromkeys(name for _, _, name in _SCRIPTS)
 )
-_LATIN_PATTERN = dict(_SCRIPT_PATTERNS)["latin"]
+_LATIN_PATTERN = dict(_SCRIPT_PATTERNS)["latin"]  # every character of its ranges is a letter
 # Function word -> the languages whose list holds it.
 _LANGUAGES_OF: dict[str, tuple[str, ...]] = {}
 for _lang, _words in _WORDS.items():
@@ -84,13 +85,17 @@ for _lang, _words in _WORDS.items():
 def detect(text: str) -> str:
     """The text's language as an ISO 639-1 code, or ``""`` when it cannot tell."""
     sample = text[:SAMPLE_CHARS]
-    letters = sum(map(str.isalpha, sample))
+    # The Latin letters out first: in a Latin text, only spaces, digits and punctuation are left
+    # for the per-character test (the whole of a dragnet page's detect: 61 -> 33 µs).
+    rest = _LATIN_PATTERN.sub("", sample)
+    latin = len(sample) - len(rest)
+    letters = latin + sum(map(str.isalpha, rest))
     if letters < MIN_LETTERS:
         return ""
-    latin = len(_LATIN_PATTERN.findall(sample))
     if 2 * latin > letters:  # most letters are Latin: no other script can have more
         return _by_function_words(sample, _LATIN)
-    counts = {script: len(pattern.findall(sample)) for script, pattern in _SCRIPT_PATTERNS}
+    counts = {script: sum(map(len, pattern.findall(sample)))
+              for script, pattern in _SCRIPT_PATTERNS}
     counts[""] = letters - sum(counts.values())
     script = max(counts, key=counts.__getitem__)
     if script == "han":
