@@ -230,3 +230,15 @@ def test_mark_inserts_take_selectolax_bytes_version() -> None:
     dom._INSERT_BEFORE(paragraph, OPEN.encode())
     dom._INSERT_AFTER(paragraph, dom.CLOSE.encode())
     assert tree.body.text() == f"{OPEN}text{dom.CLOSE}"
+
+
+@pytest.mark.parametrize(("marked", "start"), [
+    # The first of the longest blocks, by its byte offset; inline marks (links) do not end one.
+    (f"ab{OPEN}cdef{dom.LINE}cdef{OPEN}x", 5),
+    (f"{OPEN}{dom.LINE}a{dom.LINK_OPEN}bc{dom.LINK_CLOSE}d", 6),
+    (f"a{OPEN}é", 4),  # bytes, not characters: "é" is two
+    (f"{OPEN}{dom.LINE}", -1),  # no text at all
+    ("", -1),
+])
+def test_longest_block_is_the_first_of_the_longest(marked: str, start: int) -> None:
+    assert dom._longest_block(marked.encode()) == start
