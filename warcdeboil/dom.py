@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from itertools import accumulate, compress, islice, repeat
 from operator import attrgetter, ge, methodcaller, not_
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from selectolax.lexbor import LexborHTMLParser
 from selectolax.lexbor import LexborNode as Node
@@ -223,6 +223,17 @@ def _for_bytes(method: Callable[..., None]) -> Callable[[Node, bytes], None]:
     return versions.get("bytes", method) if isinstance(versions, Mapping) else method
 
 
+_T = TypeVar("_T")
+
+
+def _each(
+    method: Callable[[Node, _T], object], nodes: Iterable[Node], args: Iterable[_T]
+) -> None:
+    """``method(node, arg)`` for each node and its argument, the loop in C (``map``, drained by a
+    deque that keeps nothing)."""
+    deque(map(method, nodes, args), maxlen=0)
+
+
 # Mark inserts, each a text node of its own before or after an element: ``(node, mark)``.
 _INSERT_BEFORE = _for_bytes(Node.insert_before)
 _INSERT_AFTER = _for_bytes(Node.insert_after)
@@ -348,13 +359,13 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     invisible = list(compress(elements, map(_INVISIBLE_IDS.__contains__, ids)))
     del elements  # scripts and styles leave the tree below
     # Loops over nodes run in C through map(); each marker is a text node of its own.
-    deque(map(_INSERT_BEFORE, nodes, repeat(_OPEN_BYTES)), maxlen=0)
-    deque(map(_INSERT_AFTER, nodes, repeat(_CLOSE_BYTES)), maxlen=0)
+    _each(_INSERT_BEFORE, nodes, repeat(_OPEN_BYTES))
+    _each(_INSERT_AFTER, nodes, repeat(_CLOSE_BYTES))
     # Out of the tree from the list in hand: strip_tags(INVISIBLE_TAGS) walked the tree once a
     # tag (0.7 % of a dragnet run's instructions).
     _unlink(invisible)
-    deque(map(_INSERT_AFTER, line_ends, repeat(_LINE_BYTES)), maxlen=0)
-    deque(map(_INSERT_BEFORE, line_starts, repeat(_LINE_BYTES)), maxlen=0)
+    _each(_INSERT_AFTER, line_ends, repeat(_LINE_BYTES))
+    _each(_INSERT_BEFORE, line_starts, repeat(_LINE_BYTES))
     # Role marks before the structure marks: those then sit inside them, next to their element.
     slots = _insert_role_marks(roles)
     if marks is not None:
@@ -421,8 +432,8 @@ def _structure_marks(elements: list[Node], ids: list[int]) -> _StructureMarks:
 def _insert_structure_marks(
     before: list[Node], before_marks: list[bytes], after: list[Node], after_marks: list[bytes]
 ) -> None:
-    deque(map(_INSERT_BEFORE, before, before_marks), maxlen=0)
-    deque(map(_INSERT_AFTER, after, after_marks), maxlen=0)
+    _each(_INSERT_BEFORE, before, before_marks)
+    _each(_INSERT_AFTER, after, after_marks)
 
 
 _RoleElement = tuple[Node, int, bytes]
@@ -869,7 +880,7 @@ def _elements_as_analysed(body: Node, *, strip: bool = False) -> tuple[list[Node
 def _unlink(nodes: list[Node]) -> None:
     """Takes the nodes out of the tree, each with what it holds (as ``strip_tags`` does by tag
     name, but without a walk over the tree for each tag)."""
-    deque(map(Node.decompose, nodes, repeat(False)), maxlen=0)
+    _each(Node.decompose, nodes, repeat(False))
 
 
 _MEM_ID = attrgetter("mem_id")
