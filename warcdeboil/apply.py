@@ -37,7 +37,7 @@ from .dom import (
 )
 from .errors import ConfigError, InputError, RecordError
 from .fit import SiteProfile
-from .language import detect, primary_subtag
+from .language import identify, iso639_3, primary_subtag
 from .markdown import render
 from .pages import HtmlPage, PageLimits, html_page
 from .pagestore import PageEntry, iter_page_store
@@ -436,9 +436,12 @@ class _TextSink(_Sink):
             ("WARC-Record-ID", _derived_id("conversion", entry.record_id)),
             ("WARC-Refers-To", entry.record_id),
             ("WARC-Block-Digest", sha1_digest(body)),
-            ("Content-Type", "text/plain"),
-            ("Content-Length", str(len(body))),
         ]
+        # Common Crawl's header and codes (ISO 639-3); one language, none when unsure.
+        language = iso639_3(identify(result.cleaned.text).language)
+        if language:
+            headers.append(("WARC-Identified-Content-Language", language))
+        headers += [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))]
         self._writer.write("WARC/1.0", headers, body)
 
 
@@ -460,6 +463,7 @@ class _JsonlSink(_Sink):
         entry, cleaned, content = result.entry, result.cleaned, result.content
         meta = entry.page.meta
         html_lang = primary_subtag(meta.lang)
+        guess = identify(cleaned.text)
         obj: dict[str, object] = {
             "url": entry.url,
             "site": result.site,
@@ -472,7 +476,8 @@ class _JsonlSink(_Sink):
             "title": entry.page.title,
             "description": meta.description,
             "canonical_url": meta.canonical_url,
-            "language": detect(cleaned.text) or html_lang,
+            "language": guess.language or None,
+            "language_confidence": guess.confidence,
             "html_lang": html_lang,
             "breadcrumbs": list(meta.breadcrumbs),
         }
