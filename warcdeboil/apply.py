@@ -17,7 +17,7 @@ import logging
 import os
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -44,7 +44,7 @@ from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
 from .reader import Span, WarcRecord, iter_selected, open_archive
 from .recompress import repaired_record
-from .scan import record_problem
+from .scan import UNADDRESSABLE, record_problem
 from .sitekey import SiteKeyer, SiteKeyMode
 from .tally import Tally
 from .writer import AtomicFile, WarcWriter, rebuild_record, sha1_digest
@@ -192,7 +192,8 @@ def _apply_records(
     stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
     pending: PageEntry | None = next(stored, None) if stored is not None else None
     seen = stored is not None or job.problems_logged
-    for ordinal, record in enumerate(iter_selected(job.path, job.spans)):
+    records = _unaddressable_counted(iter_selected(job.path, job.spans), job.path, tally, seen)
+    for ordinal, record in enumerate(records):
         tally.records += 1
         if progress is not None and tally.records % PROGRESS_EVERY == 0:
             progress(PROGRESS_EVERY)
@@ -224,6 +225,24 @@ def _apply_records(
                 analyse(page.markup, structure=job.structure),
             )
         _emit(entry, record, page, keyer, lookup, sink, tally, job.mode)
+
+
+def _unaddressable_counted(
+    records: Iterator[WarcRecord], path: str, tally: Tally, seen: bool
+) -> Iterator[WarcRecord]:
+    """The records, with those that cannot be read by offset counted as pass 1 counts them (so
+    that either pass's tally tells the same of the file)."""
+    unaddressable = 0
+    try:
+        for record in records:
+            if not record.addressable and not record.error:
+                unaddressable += 1
+            yield record
+    finally:
+        if unaddressable:
+            tally.problems[UNADDRESSABLE] += unaddressable
+            if not seen:
+                log.warning("%s: %d records: %s", path, unaddressable, UNADDRESSABLE)
 
 
 def _emit(

@@ -29,6 +29,24 @@ app = typer.Typer(
     help="Clean web archives: learn each site's boilerplate and remove it.",
 )
 
+def _version(show: bool) -> None:
+    if show:
+        from . import __version__
+
+        typer.echo(f"warcdeboil {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True,
+                           help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Clean web archives: learn each site's boilerplate and remove it."""
+
+
 Inputs = Annotated[
     list[Path], typer.Argument(help="WARC/ARC files, or directories searched recursively.")
 ]
@@ -85,6 +103,9 @@ MaxPageTags = Annotated[
 MaxPageDepth = Annotated[
     int,
     typer.Option("--max-page-depth", min=1, help="Pages nesting deeper are passed through."),
+]
+JsonSummary = Annotated[
+    bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
 ]
 RunSize = Annotated[
     int, typer.Option("--run-size", min=1, help="MiB of index entries per sorted run.")
@@ -188,30 +209,38 @@ def _fail(exc: BaseException, verbose: bool) -> None:
     raise typer.Exit(1)
 
 
-def _print_summary(data: dict[str, Any], quiet: bool) -> None:
+def _print_summary(data: dict[str, Any], quiet: bool, pages: str = "cleaned pages") -> None:
+    """The summary on stderr: only the figures the command counted (``fit`` reads no records);
+    ``pages`` names what ``pages`` counts (the scan of ``index`` cleans none)."""
     if quiet:
         return
     before = data.get("html_bytes_before", 0)
     after = data.get("html_bytes_after", 0)
-    lines = [f"inputs        {data.get('inputs', 0):>12,}"]
+    lines = []
+    if "inputs" in data:
+        lines.append(f"inputs        {data['inputs']:>12,}")
     if data.get("resumed"):
         lines.append(f"  complete already (--resume): {data['resumed']:,}")
-    lines += [
-        f"records       {data.get('records', 0):>12,}   cleaned pages: {data.get('pages', 0):,}"
-        f", carried: {data.get('carried', 0):,}, skipped: {data.get('skipped', 0):,}",
-    ]
+    if "records" in data:
+        lines.append(
+            f"records       {data['records']:>12,}   {pages}: {data.get('pages', 0):,}"
+            f", carried: {data.get('carried', 0):,}, skipped: {data.get('skipped', 0):,}"
+        )
     if "sites" in data:
         lines.append(
             f"sites         {data['sites']:>12,}   fitted: {data.get('sites_fitted', 0):,}"
         )
+    if "pages_indexed" in data:
+        lines.append(f"pages indexed {data['pages_indexed']:>12,}")
     if before and after:  # WARC output: the cleaned documents as written
         lines.append(f"HTML bytes    {before:>12,} → {after:,} ({after / before:.0%})")
     elif before:  # text outputs
         chars = data.get("text_chars", 0)
         lines.append(f"HTML bytes    {before:>12,} → text: {chars:,} characters")
-    problems = data.get("problems") or {}
-    lines.append(f"problems      {sum(problems.values()):>12,}")
-    lines.extend(f"  {count:>6,}  {reason}" for reason, count in sorted(problems.items()))
+    problems = data.get("problems")
+    if problems is not None:
+        lines.append(f"problems      {sum(problems.values()):>12,}")
+        lines.extend(f"  {count:>6,}  {reason}" for reason, count in sorted(problems.items()))
     for line in lines:
         typer.echo(line, err=True)
 
@@ -226,9 +255,19 @@ def _tally_summary(inputs: int, tallies: list[Any]) -> dict[str, Any]:
         "inputs": inputs, "records": total.records, "pages": total.cleaned,
         "carried": total.carried, "skipped": total.skipped,
         "html_bytes_before": total.html_bytes_before, "html_bytes_after": total.html_bytes_after,
-        "text_chars": total.text_chars,
-        "problems": dict(total.problems),
+        "text_chars": total.text_chars, "pages_indexed": total.indexed,
+        "problems": dict(sorted(total.problems.items())),
+        "files": [t.to_dict() for t in sorted(tallies, key=lambda t: t.path)],
+        "outputs": sorted(t.output for t in tallies if t.output),
     }
+
+
+def _report(data: dict[str, Any], json_summary: bool, quiet: bool, pages: str = "cleaned pages",
+            ) -> None:
+    """The summary as JSON on stdout (``--json``), else as text on stderr (unless quiet)."""
+    if json_summary:
+        typer.echo(json.dumps(data, indent=2, sort_keys=True))
+    _print_summary(data, quiet or json_summary, pages)
 
 
 @app.command()
@@ -261,9 +300,7 @@ def clean(
         typer.Option("--resume", help="Skip inputs whose output is complete; reuse a finished "
                      "index and profiles in --work-dir."),
     ] = False,
-    json_summary: Annotated[
-        bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
-    ] = False,
+    json_summary: JsonSummary = False,
     engine: Annotated[
         Engine, typer.Option("--engine", help="local: processes on this machine; spark: an "
                              "Apache Spark cluster (pip install 'warcdeboil[spark]').")
@@ -326,9 +363,7 @@ def clean(
         _fail(exc, verbose)
         return
     data = summary.to_dict()
-    if json_summary:
-        typer.echo(json.dumps(data, indent=2, sort_keys=True))
-    _print_summary(data, quiet or json_summary)
+    _report(data, json_summary, quiet)
     if data["problems"]:
         raise typer.Exit(3)
 
@@ -381,6 +416,7 @@ def index(
     workers: Workers = 0,
     site_key: SiteKey = SiteKeyMode.HOST,
     run_size: RunSize = 64,
+    json_summary: JsonSummary = False,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -399,7 +435,10 @@ def index(
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return
-    _print_summary(_tally_summary(len(found), tallies), quiet)
+    data = _tally_summary(len(found), tallies)
+    _report(data, json_summary, quiet, pages="HTML pages")
+    if data["problems"]:
+        raise typer.Exit(3)
 
 
 @app.command()
@@ -409,6 +448,7 @@ def fit(
     workers: Workers = 0,
     min_occurrence: MinOccurrence = 1,
     max_iou: MaxIou = 0.95,
+    json_summary: JsonSummary = False,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -423,8 +463,9 @@ def fit(
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return
-    _print_summary({"sites": stats.sites, "sites_fitted": stats.sites_fitted,
-                    "pages": stats.pages}, quiet)
+    _report({"sites": stats.sites, "sites_fitted": stats.sites_fitted,
+             "pages_indexed": stats.pages, "repeated_blocks": stats.repeated_blocks,
+             "template_slots": stats.template_slots}, json_summary, quiet)
 
 
 @app.command()
@@ -437,6 +478,7 @@ def apply(
     compress: Compress = "auto",
     workers: Workers = 0,
     zstd_dict: ZstdDict = False,
+    json_summary: JsonSummary = False,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -456,7 +498,7 @@ def apply(
         _fail(exc, verbose)
         return
     data = _tally_summary(len(found), tallies)
-    _print_summary(data, quiet)
+    _report(data, json_summary, quiet)
     if data["problems"]:
         raise typer.Exit(3)
 

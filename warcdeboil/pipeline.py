@@ -142,11 +142,19 @@ class RunSummary:
 
     @property
     def files(self) -> list[Tally]:
-        """Per input, the stage that saw every record: the rewrite when it read the archive
-        (WARC output), else the scan."""
-        by_path = {t.path: t for t in self.scan_files}
-        by_path.update({t.path: t for t in self.apply_files if t.records})
-        return [by_path[path] for path in sorted(by_path)]
+        """Per input written in this run, the pass that read every record: pass 2 when it read
+        the archive again (WARC output, the Spark engine), else pass 1; with pass 2's output."""
+        scans = {t.path: t for t in self.scan_files}
+        files = []
+        for written in self.apply_files:
+            scan = scans.get(written.path)
+            if written.records or scan is None:
+                files.append(written)
+            else:
+                tally = Tally.from_state(scan.to_state())
+                tally.output = written.output
+                files.append(tally)
+        return sorted(files, key=lambda t: t.path)
 
     @property
     def problems(self) -> Counter[str]:
@@ -375,8 +383,15 @@ def build_index(
         "site_key": options.site_key.value,
         "pages_indexed": _total(tallies).indexed,
         "manifest": _manifest(inputs, options),
+        "tallies": [t.to_state() for t in tallies],  # a resumed run's summary reports them
     })
     return tallies
+
+
+def index_tallies(work_dir: Path) -> list[Tally]:
+    """The scan's tallies of a finished index (none from an index written before they were)."""
+    meta = _read_json(work_dir / "index.json", "no index here: run `warcdeboil index` first")
+    return [Tally.from_state(state) for state in meta.get("tallies", [])]
 
 
 @dataclass(frozen=True)
@@ -434,6 +449,8 @@ def fit_profiles(
         "site_key": meta["site_key"],
         "sites": total.sites,
         "sites_fitted": total.sites_fitted,
+        "pages": total.pages,
+        "template_hashes": total.template_hashes,
         "max_iou": options.fit.max_iou,
         "min_occurrence": options.fit.min_occurrence,
         "near_duplicate": options.fit.near_duplicate,
@@ -443,6 +460,14 @@ def fit_profiles(
         "template_slots": total.template_slots,
     })
     return total
+
+
+def profile_stats(profiles_dir: Path) -> FitStats:
+    """What the fit that wrote ``profiles_dir`` counted."""
+    meta = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
+    return FitStats(*(int(meta.get(name, 0)) for name in (
+        "sites", "sites_fitted", "pages", "template_hashes", "repeated_blocks", "template_slots",
+    )))
 
 
 def apply_profiles(
@@ -520,10 +545,12 @@ def clean(
         reuse = resume and index_is_current(paths, work, options)
         if reuse:
             log.info("%s: reusing the finished index", work)
+            summary.scan_files = index_tallies(work)
         else:
             summary.scan_files = build_index(paths, work, options, progress)
         if reuse and (profiles / PROFILES_META).exists():
             log.info("%s: reusing the finished profiles", profiles)
+            summary.fit = profile_stats(profiles)
         else:
             (profiles / PROFILES_META).unlink(missing_ok=True)
             summary.fit = fit_profiles(work, profiles, options, progress)
