@@ -145,10 +145,9 @@ def test_engine_spark_without_spark_is_one_line_with_the_install_hint(
 
 
 @pytest.mark.parametrize("args", [
-    ["--select-index", "index.cdxj"],  # index selection runs on Spark
     ["--sites", "sites.txt"],  # sites choose from an index
     ["--spark-master", "local[2]"],  # a Spark option on the local engine
-    ["--engine", "spark", "--resume"],  # a Spark run keeps no work directory
+    ["--engine", "spark", "--work-dir", "work"],  # a Spark run keeps no work directory
 ])
 def test_engine_options_that_do_not_fit_are_usage_errors(crawl: Path, tmp_path: Path,
                                                          args: list[str]) -> None:
@@ -326,3 +325,22 @@ def test_version() -> None:
     done = runner.invoke(app, ["--version"])
     assert done.exit_code == 0
     assert done.stdout.strip() == f"warcdeboil {__version__}"
+
+
+def test_help_says_which_engine_an_option_needs() -> None:
+    import re
+
+    result = runner.invoke(app, ["clean", "--help"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0
+    help_of = {}
+    for line in result.stdout.splitlines():
+        found = re.match(r"\W*(--[\w-]+)\s.*?\s{2,}(\S.*?)\W*$", line)
+        if found:
+            help_of[found.group(1)] = found.group(2)
+    assert "pip install 'warcdeboil[spark]'" in help_of["--engine"]
+    for option in ("--spark-master", "--spark-conf"):
+        assert "--engine spark" in help_of[option], option
+    for option in ("--work-dir", "--keep-work-dir"):
+        assert "--engine local" in help_of[option], option
+    assert "both engines" in help_of["--resume"].lower()
+    assert "both engines" in help_of["--select-index"].lower()

@@ -281,10 +281,12 @@ def clean(
     compress: Compress = "auto",
     workers: Workers = 0,
     work_dir: Annotated[
-        Path | None, typer.Option("--work-dir", help="Keep the index and profiles here.")
+        Path | None, typer.Option("--work-dir", help="Keep the index and profiles here "
+                                  "(--engine local).")
     ] = None,
     keep_work_dir: Annotated[
-        bool, typer.Option("--keep-work-dir", help="Keep the temporary work directory.")
+        bool, typer.Option("--keep-work-dir", help="Keep the temporary work directory "
+                           "(--engine local).")
     ] = False,
     site_key: SiteKey = SiteKeyMode.HOST,
     min_occurrence: MinOccurrence = 1,
@@ -297,26 +299,27 @@ def clean(
     max_page_depth: MaxPageDepth = 10_000,
     resume: Annotated[
         bool,
-        typer.Option("--resume", help="Skip inputs whose output is complete; reuse a finished "
-                     "index and profiles in --work-dir."),
+        typer.Option("--resume", help="Skip inputs whose output is complete (both engines); "
+                     "--engine local also reuses a finished index and profiles in --work-dir."),
     ] = False,
     json_summary: JsonSummary = False,
     engine: Annotated[
         Engine, typer.Option("--engine", help="local: processes on this machine; spark: an "
-                             "Apache Spark cluster (pip install 'warcdeboil[spark]').")
+                             "Apache Spark cluster (needs pip install 'warcdeboil\\[spark]').")
     ] = Engine.LOCAL,
     spark_master: Annotated[
-        str | None, typer.Option("--spark-master", help="Spark master URL, e.g. 'local[2]' or "
-                                 "yarn (default: Spark's configuration).")
+        str | None, typer.Option("--spark-master", help="--engine spark: the Spark master URL, "
+                                 "e.g. 'local[2]' or yarn (default: Spark's configuration).")
     ] = None,
     spark_conf: Annotated[
-        list[str] | None, typer.Option("--spark-conf", help="A Spark setting KEY=VALUE "
-                                       "(repeatable).")
+        list[str] | None, typer.Option("--spark-conf", help="--engine spark: a Spark setting "
+                                       "KEY=VALUE (repeatable).")
     ] = None,
     select_index: Annotated[
         str | None, typer.Option("--select-index", help="Clean only the records this index "
-                                 "names (CDX, CDXJ, or Common Crawl's Parquet index); INPUT is "
-                                 "the directory or URL its file names are relative to.")
+                                 "names (CDX, CDXJ, or Common Crawl's Parquet index: pyarrow "
+                                 "locally), read by byte range; INPUT is the directory or URL "
+                                 "its file names are relative to. Both engines.")
     ] = None,
     sites: Annotated[
         str | None, typer.Option("--sites", help="With --select-index: a file of hosts or "
@@ -335,13 +338,11 @@ def clean(
 
     _setup_logging(verbose, quiet)
     if engine is Engine.SPARK:
-        _spark_ready(resume, work_dir, keep_work_dir)
+        _spark_ready(work_dir, keep_work_dir)
     elif spark_master or spark_conf:
         raise typer.BadParameter("applies to --engine spark only", param_hint="--spark-master")
     if sites and not select_index:
         raise typer.BadParameter("needs --select-index", param_hint="--sites")
-    if select_index and engine is not Engine.SPARK:
-        raise typer.BadParameter("needs --engine spark", param_hint="--select-index")
     try:
         options = _options(
             format=fmt, mode=mode, compress=compress, workers=workers, site_key=site_key,
@@ -352,12 +353,12 @@ def clean(
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             if engine is Engine.SPARK:
                 summary = _run_spark(inputs, output, options, spark_master, spark_conf or [],
-                                     select_index, sites, bars)
+                                     select_index, sites, bars, resume)
             else:
                 summary = run_clean(
                     [_local(location) for location in inputs], output, options,
                     work_dir=work_dir, keep_work_dir=keep_work_dir, resume=resume,
-                    progress=bars,
+                    progress=bars, select=_selection(select_index, sites),
                 )
     except WarcDeboilError as exc:
         _fail(exc, verbose)
@@ -368,14 +369,14 @@ def clean(
         raise typer.Exit(3)
 
 
-def _spark_ready(resume: bool, work_dir: Path | None, keep_work_dir: bool) -> None:
+def _spark_ready(work_dir: Path | None, keep_work_dir: bool) -> None:
     """Usage errors of --engine spark, and Spark itself missing: one line, exit status 2."""
     from .errors import ConfigError
     from .spark.session import require_pyspark
 
-    if resume or work_dir is not None or keep_work_dir:
+    if work_dir is not None or keep_work_dir:
         raise typer.BadParameter(
-            "--resume, --work-dir and --keep-work-dir are for --engine local: a Spark run "
+            "--work-dir and --keep-work-dir are for --engine local: a Spark run "
             "keeps its index and profiles on the cluster", param_hint="--engine spark",
         )
     try:
@@ -396,17 +397,22 @@ def _local(location: str) -> str:
 
 def _run_spark(
     inputs: list[str], output: str, options: Any, master: str | None, conf: list[str],
-    select_index: str | None, sites: str | None, bars: Any,
+    select_index: str | None, sites: str | None, bars: Any, resume: bool,
 ) -> Any:
-    from .selection import SiteFilter
     from .spark import run_spark
     from .spark.session import parse_conf
 
-    select = None
-    if select_index:
-        select = (select_index, SiteFilter.load(sites) if sites else SiteFilter())
     return run_spark(inputs, output, options, master=master, conf=parse_conf(conf),
-                     select=select, progress=bars)
+                     select=_selection(select_index, sites), progress=bars, resume=resume)
+
+
+def _selection(select_index: str | None, sites: str | None) -> Any:
+    """--select-index and --sites as (index, site filter), or None."""
+    from .selection import SiteFilter
+
+    if not select_index:
+        return None
+    return (select_index, SiteFilter.load(sites) if sites else SiteFilter())
 
 
 @app.command()

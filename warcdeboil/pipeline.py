@@ -7,6 +7,7 @@ workers, so results are byte-identical whatever ``workers`` is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import multiprocessing
@@ -29,8 +30,10 @@ from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
 from .pages import PageLimits
 from .pagestore import PAGE_STORE_FORMAT, page_store_path
 from .profiles import ProfileWriter, profile_path
+from .reader import Span
 from .remote import ARCHIVE_SUFFIXES
 from .scan import ScanJob, ScanSpec, scan_file
+from .selection import SiteFilter, read_selection, selected_files
 from .sitekey import SiteKeyMode
 from .tally import Tally
 
@@ -317,8 +320,11 @@ def _drain(queue: Any, on_records: Callable[[int], None]) -> None:
 # -- the stages -----------------------------------------------------------------------------
 
 
-def _manifest(inputs: Sequence[Path], options: Options) -> dict[str, Any]:
-    """What an index depends on: the inputs as they are now, and the options that shape it."""
+def _manifest(
+    inputs: Sequence[Path], options: Options, spans: Sequence[Sequence[Span]] | None = None
+) -> dict[str, Any]:
+    """What an index depends on: the inputs as they are now (and the records chosen of them),
+    and the options that shape it."""
     files = []
     for path in inputs:
         try:
@@ -331,24 +337,31 @@ def _manifest(inputs: Sequence[Path], options: Options) -> dict[str, Any]:
             "inputs": files, "partitions": options.partitions,
             "site_key": options.site_key.value,
             "limits": [limits.max_bytes, limits.max_tags, limits.max_depth],
-            "structure": options.structure}
+            "structure": options.structure,
+            "spans": None if spans is None else hashlib.sha1(
+                json.dumps([list(map(list, s)) for s in spans]).encode()).hexdigest()}
 
 
-def index_is_current(inputs: Sequence[Path], work_dir: Path, options: Options) -> bool:
+def index_is_current(
+    inputs: Sequence[Path], work_dir: Path, options: Options,
+    spans: Sequence[Sequence[Span]] | None = None,
+) -> bool:
     """True when ``work_dir`` holds a finished index of exactly these inputs and options."""
     try:
         meta = json.loads((work_dir / "index.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     stores = all(page_store_path(work_dir / "pages", i).exists() for i in range(len(inputs)))
-    return bool(meta.get("manifest") == _manifest(inputs, options) and stores)
+    return bool(meta.get("manifest") == _manifest(inputs, options, spans) and stores)
 
 
 def build_index(
-    inputs: Sequence[Path], work_dir: Path, options: Options, progress: Progress | None = None
+    inputs: Sequence[Path], work_dir: Path, options: Options, progress: Progress | None = None,
+    *, spans: Sequence[Sequence[Span]] | None = None,
 ) -> list[Tally]:
     """Pass 1: scan every input and write the sorted runs of the index under ``work_dir``.
 
+    With ``spans`` (one sequence per input), only the records at those (offset, length) are read.
     Returns one tally per input, in order.
     """
     index_dir = work_dir / "index"
@@ -362,7 +375,7 @@ def build_index(
     jobs = [
         ScanJob(
             ScanSpec(str(path), i, options.site_key, options.limits, options.fail_fast,
-                     options.structure),
+                     options.structure, spans[i] if spans is not None else None),
             str(index_dir), str(page_store_path(pages_dir, i)), options.partitions,
             options.run_bytes,
         )
@@ -382,7 +395,7 @@ def build_index(
         "partitions": options.partitions,
         "site_key": options.site_key.value,
         "pages_indexed": _total(tallies).indexed,
-        "manifest": _manifest(inputs, options),
+        "manifest": _manifest(inputs, options, spans),
         "tallies": [t.to_state() for t in tallies],  # a resumed run's summary reports them
     })
     return tallies
@@ -478,11 +491,13 @@ def apply_profiles(
     progress: Progress | None = None,
     *,
     page_stores: Sequence[Path] | None = None,
+    spans: Sequence[Sequence[Span]] | None = None,
 ) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
     ``page_stores`` (one per input, from :func:`build_index` over the same inputs) spare text
-    outputs a second parse; without them every page is analysed again here.
+    outputs a second parse; without them every page is analysed again here. With ``spans`` (one
+    sequence per input), only the records at those (offset, length) are read.
     """
     partitions = options.partitions
     site_key = options.site_key
@@ -498,6 +513,7 @@ def apply_profiles(
             codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
             options.limits, str(page_stores[i]) if page_stores is not None else None,
             options.zstd_dictionary, options.fail_fast, options.effective_mode,
+            spans[i] if spans is not None else None,
         ))
 
     def done(_: Tally) -> None:
@@ -518,16 +534,21 @@ def clean(
     keep_work_dir: bool = False,
     resume: bool = False,
     progress: Progress | None = None,
+    select: tuple[str, SiteFilter] | None = None,
 ) -> RunSummary:
     """Index, fit and apply in one go: the whole job of ``warcdeboil clean``.
 
     With ``resume``, inputs whose output is already complete are not written again, and a
     finished index and finished profiles in ``work_dir`` are reused. Outputs are atomic, so an
-    output under its final name is complete.
+    output under its final name is complete. With ``select`` (an index file and the sites to
+    take from it), only the records the index names are read, each by its byte range; ``inputs``
+    is then the one directory its file names are relative to.
     """
     options = options or Options()
-    found = discover_inputs(inputs)
+    found, spans = _selected(inputs, select) if select is not None else (
+        discover_inputs(inputs), None)
     paths = [p for p, _ in found]
+    span_of = dict(zip(paths, spans, strict=True)) if spans is not None else None
     summary = RunSummary(inputs=len(found))
     out = Path(out_dir)
     todo = found
@@ -542,12 +563,12 @@ def clean(
             return summary
     with _work_directory(work_dir, keep_work_dir) as work:
         profiles = work / "profiles"
-        reuse = resume and index_is_current(paths, work, options)
+        reuse = resume and index_is_current(paths, work, options, spans)
         if reuse:
             log.info("%s: reusing the finished index", work)
             summary.scan_files = index_tallies(work)
         else:
-            summary.scan_files = build_index(paths, work, options, progress)
+            summary.scan_files = build_index(paths, work, options, progress, spans=spans)
         if reuse and (profiles / PROFILES_META).exists():
             log.info("%s: reusing the finished profiles", profiles)
             summary.fit = profile_stats(profiles)
@@ -556,9 +577,25 @@ def clean(
             summary.fit = fit_profiles(work, profiles, options, progress)
         stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}
         summary.apply_files = apply_profiles(
-            todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo]
+            todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo],
+            spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
         )
     return summary
+
+
+def _selected(
+    inputs: Sequence[str | os.PathLike[str]], select: tuple[str, SiteFilter]
+) -> tuple[list[tuple[Path, Path]], list[list[Span]]]:
+    """The inputs an index names, relative to the one input directory, with their records."""
+    if len(inputs) != 1:
+        raise ConfigError(
+            "--select-index takes one input: the directory its file names are relative to "
+            f"(got {len(inputs)})"
+        )
+    index, sites = select
+    files = selected_files(os.fspath(inputs[0]), read_selection(index, sites))
+    return [(Path(location), Path(rel)) for location, rel, _ in files], [
+        spans for _, _, spans in files]
 
 
 class _work_directory:  # noqa: N801 - used like contextlib helpers

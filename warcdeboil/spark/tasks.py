@@ -48,6 +48,7 @@ __all__ = [
     "is_fitted",
     "is_tally",
     "index_row",
+    "output_location",
     "scan_task",
     "tally_of",
 ]
@@ -199,6 +200,12 @@ def apply_task(
     if count is not None:
         count(tally.records or tally.cleaned)
     return tally
+
+
+def output_location(output: str, file: InputFile, options: Options) -> str:
+    """Where the output of ``file`` goes under the output directory ``output``."""
+    codec = options.compress or _codec_of(file.location)
+    return join(output, output_name(file.rel, options.format, codec))
 
 
 def _apply(settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None) -> Tally:
