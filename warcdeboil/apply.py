@@ -50,7 +50,7 @@ from .tally import Tally
 from .writer import AtomicFile, WarcWriter, rebuild_record, sha1_digest
 from .zstdio import train_dictionary
 
-__all__ = ["ApplyJob", "OutputFormat", "ProfileLookup", "apply_file"]
+__all__ = ["ApplyJob", "OutputFormat", "ProfileLookup", "apply_file", "page_fields"]
 
 log = logging.getLogger(__name__)
 
@@ -476,9 +476,7 @@ class _JsonlSink(_Sink):
         self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
         html: bytes | None,
     ) -> None:
-        entry, cleaned, content = result.entry, result.cleaned, result.content
-        meta = entry.page.meta
-        html_lang = primary_subtag(meta.lang)
+        entry = result.entry
         obj: dict[str, object] = {
             "url": entry.url,
             "site": result.site,
@@ -488,25 +486,8 @@ class _JsonlSink(_Sink):
             "length": entry.length,
             "date": entry.date,
             "charset": entry.charset,
-            "title": entry.page.title,
-            "description": meta.description,
-            "canonical_url": meta.canonical_url,
-            "language": detect(cleaned.text) or html_lang,
-            "html_lang": html_lang,
-            "breadcrumbs": list(meta.breadcrumbs),
         }
-        blocks = content.blocks if content is not None else []
-        obj["headings"] = [
-            {"level": block.kind, "text": block.text} for block in blocks if 1 <= block.kind <= 6
-        ]
-        obj["lists"] = _lists(blocks)
-        obj["text"] = cleaned.text
-        if self._markdown:
-            obj["markdown"] = render(blocks)
-        removed = {"template_subtrees": cleaned.removed, "template_slots": cleaned.slots}
-        if content is not None:
-            removed.update(sorted(content.removed.items()))
-        obj["removed"] = removed
+        obj.update(page_fields(entry.page, result.cleaned, result.content, self._markdown))
         obj["html_bytes_before"] = entry.html_bytes_before
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
@@ -514,6 +495,36 @@ class _JsonlSink(_Sink):
     def close(self) -> None:
         if self._gzip is not None:
             self._gzip.close()
+
+
+def page_fields(
+    page: PageText, cleaned: CleanText, content: Extraction | None, markdown: bool
+) -> dict[str, object]:
+    """What JSONL output says of a cleaned page beyond its record (title to removed, in the
+    JSONL's order); the in-memory API's pages carry the same."""
+    meta = page.meta
+    html_lang = primary_subtag(meta.lang)
+    fields: dict[str, object] = {
+        "title": page.title,
+        "description": meta.description,
+        "canonical_url": meta.canonical_url,
+        "language": detect(cleaned.text) or html_lang,
+        "html_lang": html_lang,
+        "breadcrumbs": list(meta.breadcrumbs),
+    }
+    blocks = content.blocks if content is not None else []
+    fields["headings"] = [
+        {"level": block.kind, "text": block.text} for block in blocks if 1 <= block.kind <= 6
+    ]
+    fields["lists"] = _lists(blocks)
+    fields["text"] = cleaned.text
+    if markdown:
+        fields["markdown"] = render(blocks)
+    removed = {"template_subtrees": cleaned.removed, "template_slots": cleaned.slots}
+    if content is not None:
+        removed.update(sorted(content.removed.items()))
+    fields["removed"] = removed
+    return fields
 
 
 def _lists(blocks: list[Block]) -> list[list[str]]:
