@@ -344,3 +344,31 @@ def test_help_says_which_engine_an_option_needs() -> None:
         assert "--engine local" in help_of[option], option
     assert "both engines" in help_of["--resume"].lower()
     assert "both engines" in help_of["--select-index"].lower()
+
+
+def test_progress_bars_show_bytes_and_time_left(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from warcdeboil.cli import _Bars, _human
+    from warcdeboil.pipeline import Options, clean
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=200, color_system=None)
+    crawl = FIXTURES / "crawl"
+    with _Bars(True, console) as bars:
+        clean([crawl], tmp_path / "out", Options(workers=1), progress=bars)
+    last = {}
+    import re
+
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())  # cursor movements
+    for line in shown.replace("\r", "\n").splitlines():
+        words = line.split()
+        if words and words[0] in ("scan", "fit", "write"):
+            last[words[0]] = line
+    size = sum(p.stat().st_size for p in crawl.iterdir())
+    for stage in ("scan", "write"):
+        assert f"{_human(size)}/{_human(size)}, 2/2 files, 56 records" in last[stage], last
+        assert "100%" in last[stage] and "0:00:00" in last[stage]  # time left
+    assert "partitions, 5 sites" in last["fit"]

@@ -149,15 +149,17 @@ def test_on_error_fail_stops_the_job_with_one_line(spark, tmp_path: Path, write_
 def test_progress_and_summary_come_back_to_the_driver(spark, tmp_path: Path) -> None:
     seen: dict[str, list[int]] = {}
 
-    def progress(stage: str, done: int, items: int, total: int) -> None:
-        counts = seen.setdefault(stage, [0, 0, total])
+    def progress(stage: str, done: int, items: int, total: int, nbytes: int, size: int) -> None:
+        counts = seen.setdefault(stage, [0, 0, total, 0, size])
         counts[0] += done
         counts[1] += items
+        counts[3] += nbytes
 
     summary = run_spark([str(FIXTURES / "crawl")], str(tmp_path / "out"),
                         Options(format=OutputFormat.WARC), session=spark, progress=progress)
-    assert seen["scan"] == [2, summary.scan.records, 2]
-    assert seen["write"] == [2, summary.apply.records, 2]
+    size = sum(p.stat().st_size for p in (FIXTURES / "crawl").iterdir())
+    assert seen["scan"] == [2, summary.scan.records, 2, size, size]
+    assert seen["write"] == [2, summary.apply.records, 2, size, size]
     assert seen["fit"][0] == seen["fit"][2] == 4  # the session's shuffle partitions
     assert summary.fit.sites == 5 and summary.fit.sites_fitted == 4
     assert [t.records for t in summary.scan_files] == [27, 29]  # the two fixture files

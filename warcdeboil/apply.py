@@ -39,6 +39,7 @@ from .errors import ConfigError, InputError, RecordError
 from .fit import SiteProfile
 from .language import detect, primary_subtag
 from .markdown import render
+from .meter import Meter, Report, input_bytes
 from .pages import HtmlPage, PageLimits, html_page
 from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
@@ -54,7 +55,6 @@ __all__ = ["ApplyJob", "OutputFormat", "ProfileLookup", "apply_file", "page_fiel
 
 log = logging.getLogger(__name__)
 
-PROGRESS_EVERY = 256
 # A zstd dictionary is trained on at most this much of each input (zstd's own advice is about
 # a hundred times the dictionary size in samples; its default dictionary size is 110 KiB).
 DICTIONARY_BYTES = 110 << 10
@@ -130,7 +130,7 @@ class ApplyJob:
 
 def apply_file(
     job: ApplyJob,
-    progress: Callable[[int], None] | None = None,
+    progress: Report | None = None,
     *,
     profiles: ProfileLookup | None = None,
 ) -> Tally:
@@ -140,22 +140,23 @@ def apply_file(
     Profiles come from ``profiles`` when given, else from the store in ``job.profiles_dir``.
     """
     tally = Tally(job.path, job.output)
+    meter = None if progress is None else Meter(
+        progress, input_bytes(job.path, job.spans), selected=job.spans is not None)
     try:
-        _apply(job, tally, progress, profiles)
+        _apply(job, tally, meter, profiles)
     except InputError as exc:
         if job.fail_fast:
             raise
         tally.problem(str(exc).split(": ", 1)[-1])
         tally.output = ""
         log.error("%s", exc)
-    if progress is not None:
-        progress((tally.records or tally.cleaned) % PROGRESS_EVERY)
+    if meter is not None:
+        meter.finish()
     return tally
 
 
 def _apply(
-    job: ApplyJob, tally: Tally, progress: Callable[[int], None] | None,
-    lookup: ProfileLookup | None,
+    job: ApplyJob, tally: Tally, meter: Meter | None, lookup: ProfileLookup | None,
 ) -> None:
     keyer = SiteKeyer(job.site_key)
     store = None
@@ -170,10 +171,10 @@ def _apply(
                 # Text outputs need only what pass 1 stored: the archive is not read again.
                 for entry in iter_page_store(Path(job.page_store)):
                     _emit(entry, None, None, keyer, lookup, sink, tally, job.mode)
-                    if progress is not None and tally.cleaned % PROGRESS_EVERY == 0:
-                        progress(PROGRESS_EVERY)
+                    if meter is not None:  # pages only: the records between count at the end
+                        meter.record(entry.offset, entry.length)
             else:
-                _apply_records(job, keyer, lookup, sink, tally, progress)
+                _apply_records(job, keyer, lookup, sink, tally, meter)
             sink.close()
     finally:
         source.close()
@@ -187,7 +188,7 @@ def _apply_records(
     lookup: ProfileLookup | None,
     sink: _Sink,
     tally: Tally,
-    progress: Callable[[int], None] | None,
+    meter: Meter | None,
 ) -> None:
     stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
     pending: PageEntry | None = next(stored, None) if stored is not None else None
@@ -195,8 +196,8 @@ def _apply_records(
     records = _unaddressable_counted(iter_selected(job.path, job.spans), job.path, tally, seen)
     for ordinal, record in enumerate(records):
         tally.records += 1
-        if progress is not None and tally.records % PROGRESS_EVERY == 0:
-            progress(PROGRESS_EVERY)
+        if meter is not None:
+            meter.record(record.offset, record.length)
         if record.error is not None:
             record_problem(tally, job.path, record, record.error, job.fail_fast, seen=seen)
             if record.headers:

@@ -11,7 +11,6 @@ import gc
 import json
 import logging
 import sys
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -146,23 +145,33 @@ def _codec(name: str) -> Codec:
 
 
 class _Bars:
-    """Progress bars on stderr for the stages; a no-op when quiet or not a terminal."""
+    """Progress bars on stderr for the stages; a no-op when quiet or not a terminal.
 
-    def __init__(self, enabled: bool) -> None:
+    A stage that reads archives is measured in input bytes when their size is known (bytes read
+    and in all, speed, time left); the fit, and inputs of unknown size, in jobs done.
+    """
+
+    def __init__(self, enabled: bool, console: Any = None) -> None:
         self._progress = None
         self._tasks: dict[str, Any] = {}
-        self._records: dict[str, int] = {}
-        self._started: dict[str, float] = {}
+        self._counts: dict[str, list[int]] = {}  # jobs done, items, bytes read
         if enabled:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeRemainingColumn,
+            )
 
             self._progress = Progress(
                 TextColumn("{task.description:<8}"),
                 BarColumn(),
-                MofNCompleteColumn(),
+                TaskProgressColumn(),
+                TimeRemainingColumn(),
                 TextColumn("{task.fields[detail]}"),
-                console=Console(stderr=True),
+                console=console or Console(stderr=True),
                 transient=False,
             )
 
@@ -175,22 +184,47 @@ class _Bars:
         if self._progress is not None:
             self._progress.stop()
 
-    def __call__(self, stage: str, done: int, items: int, total: int) -> None:
+    def __call__(
+        self, stage: str, done: int, items: int, total: int, nbytes: int = 0, size: int = 0
+    ) -> None:
         if self._progress is None:
             return
         if stage not in self._tasks:
-            self._tasks[stage] = self._progress.add_task(stage, total=total, detail="")
-            self._records[stage] = 0
-            self._started[stage] = time.monotonic()
-        self._records[stage] += items
-        count = self._records[stage]
-        if stage == "fit":
-            detail = f"partitions, {count:,} sites"
-        else:
-            elapsed = time.monotonic() - self._started[stage]
-            rate = f", {count / elapsed:,.0f}/s" if elapsed > 0.5 else ""
-            detail = f"files, {count:,} records{rate}"
-        self._progress.update(self._tasks[stage], advance=done, detail=detail)
+            self._tasks[stage] = self._progress.add_task(
+                stage, total=size or total, detail="")
+            self._counts[stage] = [0, 0, 0]
+        counts = self._counts[stage]
+        counts[0] += done
+        counts[1] += items
+        counts[2] += nbytes
+        self._progress.update(self._tasks[stage], advance=nbytes if size else done,
+                              detail=_detail(stage, counts, total, size))
+
+
+def _detail(stage: str, counts: list[int], total: int, size: int) -> str:
+    """What a progress bar says beside the bar: bytes, jobs, items."""
+    jobs, items, nbytes = counts
+    if stage == "fit":
+        return f"{jobs}/{total} partitions, {items:,} sites"
+    read = f"{_human(nbytes)}/{_human(size)}, " if size else ""
+    return f"{read}{jobs}/{total} files, {items:,} records"
+
+
+def _human(nbytes: int) -> str:
+    """Bytes for people: 1000-based, three significant digits.
+
+    >>> _human(999), _human(12_345_678), _human(3 * 10**12)
+    ('999 B', '12.3 MB', '3.00 TB')
+    """
+    if nbytes < 1000:
+        return f"{nbytes} B"
+    value = float(nbytes)
+    for unit in ("kB", "MB", "GB", "TB"):
+        value /= 1000
+        if value < 999.5 or unit == "TB":
+            break
+    digits = 0 if value >= 99.95 else 1 if value >= 9.995 else 2
+    return f"{value:.{digits}f} {unit}"
 
 
 def _setup_logging(verbose: bool, quiet: bool = False) -> None:

@@ -27,6 +27,7 @@ from .compression import Codec, detect_codec
 from .errors import ConfigError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
+from .meter import input_bytes
 from .pages import PageLimits
 from .pagestore import PAGE_STORE_FORMAT, page_store_path
 from .profiles import ProfileWriter, profile_path
@@ -58,10 +59,12 @@ log = logging.getLogger(__name__)
 DEFAULT_PARTITIONS = 64
 PROFILES_META = "profiles.json"
 
-Progress = Callable[[str, int, int, int], None]
-"""``progress(stage, done, items, total)``: stage is 'scan', 'fit' or 'write'; ``done`` jobs
-(files, or partitions for the fit) finished out of ``total``, and ``items`` more records (scan,
-write) or sites (fit) since the last call."""
+Progress = Callable[[str, int, int, int, int, int], None]
+"""``progress(stage, done, items, total, nbytes, size)``: stage is 'scan', 'fit' or 'write';
+``done`` jobs (files, or partitions for the fit) finished out of ``total``, ``items`` more
+records (scan, write) or sites (fit) and ``nbytes`` more input bytes read since the last call,
+of ``size`` bytes the stage reads in all (0: unknown, and for the fit). Workers report every few
+hundred records or few MiB (:mod:`.meter`), not every record."""
 
 
 @dataclass(frozen=True)
@@ -276,10 +279,10 @@ def _run_jobs(
     jobs: Sequence[J],
     workers: int,
     on_done: Callable[[T], None],
-    on_records: Callable[[int], None] | None = None,
+    on_records: Callable[[int, int], None] | None = None,
 ) -> list[T]:
     """Run ``func(job, report)`` over ``jobs``; results in job order, whatever the completion
-    order. ``report(n)`` calls from the workers reach ``on_records`` in this process."""
+    order. ``report(records, nbytes)`` calls from the workers reach ``on_records`` here."""
     results: list[T | None] = [None] * len(jobs)
     if workers <= 1 or len(jobs) <= 1:
         for i, job in enumerate(jobs):
@@ -309,12 +312,15 @@ def _run_jobs(
 
 
 def _call(func: Callable[..., T], job: Any, queue: Any) -> T:
-    return func(job, queue.put if queue is not None else None)
+    def report(records: int, nbytes: int) -> None:
+        queue.put((records, nbytes))
+
+    return func(job, report if queue is not None else None)
 
 
-def _drain(queue: Any, on_records: Callable[[int], None]) -> None:
-    while (count := queue.get()) is not None:
-        on_records(count)
+def _drain(queue: Any, on_records: Callable[[int, int], None]) -> None:
+    while (counts := queue.get()) is not None:
+        on_records(*counts)
 
 
 # -- the stages -----------------------------------------------------------------------------
@@ -384,10 +390,11 @@ def build_index(
 
     def done(_: Tally) -> None:
         if progress is not None:
-            progress("scan", 1, 0, len(jobs))
+            progress("scan", 1, 0, len(jobs), 0, size)
 
+    size = _size(jobs, progress, lambda job: (job.spec.path, job.spec.spans))
     tallies = _run_jobs(
-        scan_file, jobs, options.worker_count, done, _records("scan", len(jobs), progress)
+        scan_file, jobs, options.worker_count, done, _records("scan", len(jobs), size, progress)
     )
     # Written last: its presence says the index is complete (what --resume relies on).
     _write_json(work_dir / "index.json", {
@@ -415,10 +422,20 @@ class _FitJob:
     params: FitParams
 
 
-def _records(stage: str, total: int, progress: Progress | None) -> Callable[[int], None] | None:
+def _records(
+    stage: str, total: int, size: int, progress: Progress | None
+) -> Callable[[int, int], None] | None:
     if progress is None:
         return None
-    return lambda count: progress(stage, 0, count, total)
+    return lambda count, nbytes: progress(stage, 0, count, total, nbytes, size)
+
+
+def _size(jobs: Sequence[J], progress: Progress | None,
+          where: Callable[[J], tuple[str, Sequence[Span] | None]]) -> int:
+    """The bytes a stage's jobs read in all (a stat per input; not done without progress)."""
+    if progress is None:
+        return 0
+    return sum(input_bytes(*where(job)) for job in jobs)
 
 
 def _fit_partition(job: _FitJob, report: Callable[[int], None] | None = None) -> FitStats:
@@ -454,7 +471,7 @@ def fit_profiles(
     def done(stats: FitStats) -> None:
         total.merge(stats)
         if progress is not None:
-            progress("fit", 1, stats.sites, len(jobs))
+            progress("fit", 1, stats.sites, len(jobs), 0, 0)
 
     _run_jobs(_fit_partition, jobs, options.worker_count, done)
     _write_json(profiles_dir / PROFILES_META, {
@@ -518,10 +535,11 @@ def apply_profiles(
 
     def done(_: Tally) -> None:
         if progress is not None:
-            progress("write", 1, 0, len(jobs))
+            progress("write", 1, 0, len(jobs), 0, size)
 
+    size = _size(jobs, progress, lambda job: (job.path, job.spans))
     return _run_jobs(
-        apply_file, jobs, options.worker_count, done, _records("write", len(jobs), progress)
+        apply_file, jobs, options.worker_count, done, _records("write", len(jobs), size, progress)
     )
 
 

@@ -25,11 +25,12 @@ from functools import partial
 from typing import Any, TypeVar
 
 from ..errors import ConfigError, JobError
+from ..meter import input_bytes
 from ..pipeline import FitStats, Options, Progress, RunSummary
 from ..remote import discover, exists
 from ..selection import SiteFilter, index_kind, read_selection, selected_files
 from ..tally import Tally
-from .progress import StageMonitor
+from .progress import Counts, StageMonitor
 from .session import build_session
 from .tasks import (
     INDEX_COLUMNS,
@@ -133,11 +134,12 @@ def _run(
 
     # Pass 1: one task per input file; its rows stay on the cluster for the fit and the join.
     inputs = context.parallelize(files, len(files))
-    scan_records = context.accumulator(0)
-    scanned = inputs.flatMap(partial(scan_task, settings, count=scan_records.add)).persist(
+    scan_counts = Counts(context)
+    scanned = inputs.flatMap(partial(scan_task, settings, count=scan_counts.add)).persist(
         StorageLevel.MEMORY_AND_DISK
     )
-    with monitor.stage("scan", len(files), scan_records):
+    size = sum(input_bytes(f.location, f.spans) for f in files)
+    with monitor.stage("scan", len(files), scan_counts, size):
         rows = _action(lambda: scanned.filter(is_tally).map(tally_of).collect())
     summary.scan_files = _in_order(rows)
     entries = scanned.filter(is_entry)
@@ -154,10 +156,11 @@ def _run(
     needed = entries.map(file_sites).distinct().join(fitted).values().groupByKey()
     todo = inputs.filter(lambda file: file.file_id not in done) if done else inputs
     jobs = todo.keyBy(_file_id).leftOuterJoin(needed, max(1, len(files) - len(done)))
-    write_records = context.accumulator(0)
-    with monitor.stage("write", len(files) - len(done), write_records):
+    write_counts = Counts(context)
+    size = sum(input_bytes(f.location, f.spans) for f in files if f.file_id not in done)
+    with monitor.stage("write", len(files) - len(done), write_counts, size):
         tallies = _action(
-            lambda: jobs.map(partial(apply_task, settings, count=write_records.add)).collect()
+            lambda: jobs.map(partial(apply_task, settings, count=write_counts.add)).collect()
         )
     summary.apply_files = sorted(tallies, key=lambda t: _order(files, t))
     scanned.unpersist()
