@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -198,8 +199,6 @@ def _warc_records(path: Path) -> int:
 
 
 def _jsonl_lines(path: Path) -> int:
-    import gzip
-
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         return sum(1 for line in fh if line.strip())
@@ -256,6 +255,10 @@ def test_every_stage_summary_matches_its_outputs(tmp_path: Path) -> None:
         assert [f["output"] for f in applied["files"]] == [str(p) for p in written]
         if fmt == "jsonl":
             assert sum(_jsonl_lines(p) for p in written) == pages
+            lines = [json.loads(line) for p in written
+                     for line in gzip.decompress(p.read_bytes()).splitlines()]
+            assert applied["text_chars"] == sum(len(line["text"]) for line in lines)
+            assert applied["html_bytes_before"] == sum(line["html_bytes_before"] for line in lines)
         else:
             assert sum(_warc_records(p) for p in written) == records
 
