@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import synthetic_crawl, warcio_check
+from conftest import FIXTURES, synthetic_crawl, warcio_check
 from typer.testing import CliRunner
 
 from warcdeboil.cli import app
@@ -145,10 +146,9 @@ def test_engine_spark_without_spark_is_one_line_with_the_install_hint(
 
 
 @pytest.mark.parametrize("args", [
-    ["--select-index", "index.cdxj"],  # index selection runs on Spark
     ["--sites", "sites.txt"],  # sites choose from an index
     ["--spark-master", "local[2]"],  # a Spark option on the local engine
-    ["--engine", "spark", "--resume"],  # a Spark run keeps no work directory
+    ["--engine", "spark", "--work-dir", "work"],  # a Spark run keeps no work directory
 ])
 def test_engine_options_that_do_not_fit_are_usage_errors(crawl: Path, tmp_path: Path,
                                                          args: list[str]) -> None:
@@ -185,3 +185,193 @@ def test_entry_point_collects_young_objects_less_often() -> None:
     before, frozen, young, wanted = done.stdout.split()
     assert before == "0" and frozen == "True"
     assert int(young) == int(wanted) > 700
+
+
+# -- summaries that match the outputs ------------------------------------------------------
+
+
+def _warc_records(path: Path) -> int:
+    """Records in a WARC, counted by warcio (not by warcdeboil's own reader)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(path, "rb") as fh:
+        return sum(1 for _ in ArchiveIterator(fh))
+
+
+def _jsonl_lines(path: Path) -> int:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return sum(1 for line in fh if line.strip())
+
+
+def _html_responses(path: Path) -> int:
+    """2xx HTML responses of an input, counted by warcio: the pages a run cleans."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    count = 0
+    with open(path, "rb") as fh:
+        for record in ArchiveIterator(fh):
+            if record.rec_type == "resource":
+                kind = record.rec_headers.get_header("Content-Type") or ""
+            elif record.rec_type == "response" and record.http_headers is not None and \
+                    record.http_headers.get_statuscode().startswith("2"):
+                kind = record.http_headers.get_header("Content-Type") or ""
+            else:
+                continue
+            head = record.content_stream().read(64).lstrip().lower()
+            if "html" in kind or (not kind and head.startswith((b"<!doctype html", b"<html"))):
+                count += 1
+    return count
+
+
+def test_every_stage_summary_matches_its_outputs(tmp_path: Path) -> None:
+    crawl = FIXTURES / "crawl"
+    inputs = sorted(crawl.iterdir())
+    records = sum(_warc_records(p) for p in inputs)
+    pages = sum(_html_responses(p) for p in inputs)
+    work, profiles = tmp_path / "work", tmp_path / "profiles"
+
+    done = runner.invoke(app, ["index", str(crawl), "--work-dir", str(work), "-j", "1", "--json"])
+    assert done.exit_code == 0, done.output
+    indexed = json.loads(done.stdout)
+    assert (indexed["inputs"], indexed["records"], indexed["pages"]) == (2, records, pages)
+    assert [f["records"] for f in indexed["files"]] == [_warc_records(p) for p in inputs]
+
+    done = runner.invoke(app, ["fit", "--work-dir", str(work), "--profiles", str(profiles),
+                               "--json"])
+    assert done.exit_code == 0, done.output
+    fitted = json.loads(done.stdout)
+    assert "records" not in fitted and "inputs" not in fitted  # fit reads no archive
+    assert fitted["pages_indexed"] == pages and fitted["sites"] == 5
+
+    for fmt in ("jsonl", "warc"):
+        out = tmp_path / f"applied-{fmt}"
+        done = runner.invoke(app, ["apply", str(crawl), "-o", str(out), "--profiles",
+                                   str(profiles), "-f", fmt, "-j", "1", "--json"])
+        assert done.exit_code == 0, done.output
+        applied = json.loads(done.stdout)
+        assert (applied["records"], applied["pages"]) == (records, pages)
+        written = sorted(out.iterdir())
+        assert [f["output"] for f in applied["files"]] == [str(p) for p in written]
+        if fmt == "jsonl":
+            assert sum(_jsonl_lines(p) for p in written) == pages
+            lines = [json.loads(line) for p in written
+                     for line in gzip.decompress(p.read_bytes()).splitlines()]
+            assert applied["text_chars"] == sum(len(line["text"]) for line in lines)
+            assert applied["html_bytes_before"] == sum(line["html_bytes_before"] for line in lines)
+        else:
+            assert sum(_warc_records(p) for p in written) == records
+
+
+def test_text_summaries_show_only_what_was_counted(tmp_path: Path) -> None:
+    crawl = FIXTURES / "crawl"
+    work, profiles = tmp_path / "work", tmp_path / "profiles"
+    assert runner.invoke(app, ["index", str(crawl), "--work-dir", str(work), "-q"]).exit_code == 0
+    done = runner.invoke(app, ["fit", "--work-dir", str(work), "--profiles", str(profiles)])
+    assert done.exit_code == 0, done.output
+    lines = done.stderr.splitlines()
+    assert [line.split()[0] for line in lines] == ["sites", "pages"]
+    assert lines[1].split() == ["pages", "indexed", str(_html_pages(crawl))]
+
+
+def _html_pages(crawl: Path) -> int:
+    return sum(_html_responses(p) for p in sorted(crawl.iterdir()))
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "warc"])
+def test_a_resumed_run_reports_the_outputs_it_wrote(tmp_path: Path, fmt: str) -> None:
+    crawl = FIXTURES / "crawl"
+    out, work = tmp_path / "out", tmp_path / "work"
+    command = ["clean", str(crawl), "-o", str(out), "--work-dir", str(work), "-f", fmt,
+               "-j", "1", "--json"]
+    first = json.loads(runner.invoke(app, command).stdout)
+    assert [f["output"] for f in first["files"]] == [str(p) for p in sorted(out.iterdir())]
+    gone = sorted(out.iterdir())[1]
+    gone.unlink()
+    done = runner.invoke(app, [*command, "--resume"])
+    assert done.exit_code == 0, done.output
+    again = json.loads(done.stdout)
+    assert (again["inputs"], again["resumed"]) == (2, 1)
+    assert again["outputs"] == [str(gone)]
+    source = crawl / "crawl-00001.warc.gz"
+    assert [f["path"] for f in again["files"]] == [str(source)]
+    assert again["records"] == _warc_records(source)
+    assert again["pages"] == _html_responses(source)
+    if fmt == "jsonl":
+        assert _jsonl_lines(gone) == again["pages"]
+    else:
+        assert _warc_records(gone) == again["records"]
+    # The fit was reused: its figures are those of the first run, not zeros.
+    assert (again["sites"], again["sites_fitted"], again["pages_indexed"]) == (
+        first["sites"], first["sites_fitted"], first["pages_indexed"])
+
+
+def test_problems_are_counted_alike_whatever_the_format(tmp_path: Path) -> None:
+    """Pass 2 reads WARC inputs again; text outputs report pass 1's reading: same problems."""
+    from conftest import shared_file
+
+    warcs = shared_file("warcs")
+    summaries = {}
+    for fmt in ("warc", "jsonl"):
+        done = runner.invoke(app, ["clean", str(warcs), "-o", str(tmp_path / fmt), "-f", fmt,
+                                   "--json", "-q"])
+        assert done.exit_code == 3, done.output
+        summaries[fmt] = json.loads(done.stdout)
+    for key in ("records", "pages", "carried", "skipped", "problems"):
+        assert summaries["warc"][key] == summaries["jsonl"][key], key
+    assert sum(summaries["warc"]["problems"].values()) == 7
+
+
+def test_version() -> None:
+    from warcdeboil import __version__
+
+    done = runner.invoke(app, ["--version"])
+    assert done.exit_code == 0
+    assert done.stdout.strip() == f"warcdeboil {__version__}"
+
+
+def test_help_says_which_engine_an_option_needs() -> None:
+    import re
+
+    result = runner.invoke(app, ["clean", "--help"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0
+    help_of = {}
+    for line in result.stdout.splitlines():
+        found = re.match(r"\W*(--[\w-]+)\s.*?\s{2,}(\S.*?)\W*$", line)
+        if found:
+            help_of[found.group(1)] = found.group(2)
+    assert "pip install 'warcdeboil[spark]'" in help_of["--engine"]
+    for option in ("--spark-master", "--spark-conf"):
+        assert "--engine spark" in help_of[option], option
+    for option in ("--work-dir", "--keep-work-dir"):
+        assert "--engine local" in help_of[option], option
+    assert "both engines" in help_of["--resume"].lower()
+    assert "both engines" in help_of["--select-index"].lower()
+
+
+def test_progress_bars_show_bytes_and_time_left(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from warcdeboil.cli import _Bars, _human
+    from warcdeboil.pipeline import Options, clean
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=200, color_system=None)
+    crawl = FIXTURES / "crawl"
+    with _Bars(True, console) as bars:
+        clean([crawl], tmp_path / "out", Options(workers=1), progress=bars)
+    last = {}
+    import re
+
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())  # cursor movements
+    for line in shown.replace("\r", "\n").splitlines():
+        words = line.split()
+        if words and words[0] in ("scan", "fit", "write"):
+            last[words[0]] = line
+    size = sum(p.stat().st_size for p in crawl.iterdir())
+    for stage in ("scan", "write"):
+        assert f"{_human(size)}/{_human(size)}, 2/2 files, 56 records" in last[stage], last
+        assert "100%" in last[stage] and "0:00:00" in last[stage]  # time left
+    assert "partitions, 5 sites" in last["fit"]

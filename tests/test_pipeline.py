@@ -187,16 +187,64 @@ def test_outputs_are_written_atomically(crawl: Path, tmp_path: Path) -> None:
 def test_progress_reaches_the_caller(crawl: Path, tmp_path: Path, workers: int) -> None:
     seen: dict[str, list[int]] = {}
 
-    def progress(stage: str, done: int, items: int, total: int) -> None:
-        counts = seen.setdefault(stage, [0, 0, total])
+    def progress(stage: str, done: int, items: int, total: int, nbytes: int, size: int) -> None:
+        counts = seen.setdefault(stage, [0, 0, total, 0, size])
         counts[0] += done
         counts[1] += items
+        counts[3] += nbytes
 
     summary = clean([crawl], tmp_path / "out", Options(workers=workers), progress=progress)
-    assert seen["scan"] == [2, summary.scan.records, 2]
-    assert seen["write"] == [2, summary.apply.records, 2]
+    size = sum(p.stat().st_size for p in crawl.iterdir())
+    assert seen["scan"] == [2, summary.scan.records, 2, size, size]
+    assert seen["write"] == [2, summary.apply.records, 2, size, size]
     assert seen["fit"][0] == seen["fit"][2]
     assert seen["fit"][1] == summary.fit.sites == 3
+    assert seen["fit"][3:] == [0, 0]  # the fit reads no archive
+
+
+def test_one_big_input_reports_its_bytes_as_it_goes(tmp_path: Path) -> None:
+    """Bytes move before the only input is done: what a bar needs for speed and time left."""
+    from conftest import shared_file
+
+    archive = shared_file("eval", "dragnet.warc.gz")
+    size = archive.stat().st_size
+    reports: list[tuple[str, int, int]] = []
+
+    def progress(stage: str, done: int, items: int, total: int, nbytes: int, s: int) -> None:
+        assert s == (0 if stage == "fit" else size)
+        reports.append((stage, done, nbytes))
+
+    clean([archive], tmp_path / "out", Options(workers=1, format=OutputFormat.JSONL),
+          progress=progress)
+    for stage in ("scan", "write"):
+        mine = [(done, nbytes) for name, done, nbytes in reports if name == stage]
+        before_done = [nbytes for done, nbytes in mine[:mine.index((1, 0))] if nbytes]
+        assert len(before_done) >= 3, stage  # every 4 MiB or 256 records, not at the end only
+        assert sum(nbytes for _, nbytes in mine) == size
+
+
+def test_the_meter_reports_in_batches_and_never_passes_the_size() -> None:
+    from warcdeboil.meter import EVERY_BYTES, EVERY_RECORDS, Meter
+
+    sent: list[tuple[int, int]] = []
+    meter = Meter(lambda records, nbytes: sent.append((records, nbytes)), 10 * EVERY_BYTES)
+    for i in range(EVERY_RECORDS - 1):
+        meter.record(i * 100, 100)
+    assert sent == []  # neither enough records nor enough bytes yet
+    meter.record(EVERY_RECORDS * 100, 100)
+    assert sent == [(EVERY_RECORDS, (EVERY_RECORDS + 1) * 100)]
+    meter.record(3 * EVERY_BYTES, EVERY_BYTES)  # a big record: reported at once
+    meter.record(50 * EVERY_BYTES, 1)  # an offset past the size (a stream's): capped
+    meter.finish()
+    assert sum(records for records, _ in sent) == EVERY_RECORDS + 2
+    assert sum(nbytes for _, nbytes in sent) == 10 * EVERY_BYTES
+    assert all(nbytes >= 0 for _, nbytes in sent)
+    chosen: list[tuple[int, int]] = []
+    meter = Meter(lambda records, nbytes: chosen.append((records, nbytes)), 300, selected=True)
+    meter.record(10_000, 100)
+    meter.record(50_000, 200)
+    meter.finish()
+    assert chosen == [(2, 300)]  # chosen records: their lengths, wherever they lie
 
 
 def test_zstd_output_with_a_dictionary_trained_on_the_input(crawl: Path, tmp_path: Path) -> None:

@@ -248,6 +248,94 @@ def test_range_reads_fetch_the_records_not_the_file(tmp_path: Path, write_archiv
     assert counting_fs.requests == len(spans) + 1
 
 
+# -- on the local engine -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["cdxj", "cdx", "parquet"])
+def test_the_local_engine_cleans_only_the_selected_sites(tmp_path: Path, kind: str,
+                                                        local_jsonl) -> None:
+    sites = SiteFilter.load(str(write_sites(tmp_path / "sites.txt")))
+    base = CRAWL
+    if kind == "cdxj":
+        index = write_cdxj(tmp_path / "index.cdxj.gz")
+    elif kind == "cdx":
+        index = write_cdx(tmp_path / "index.cdx")
+    else:
+        index = write_cc_parquet(tmp_path / "part-00000.parquet")
+    out = tmp_path / "out"
+    summary = clean([base], out, Options(workers=1, format=OutputFormat.JSONL),
+                    select=(str(index), sites))
+    assert _jsonl_lines(out) == local_jsonl
+    assert summary.to_dict()["pages"] == 14
+    assert summary.fit.sites == 2
+    assert summary.scan.records == 17  # only the chosen records were read
+
+
+def test_the_local_engine_reads_only_the_selected_byte_ranges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """WARC output through the command line: the chosen records, cleaned as in the full run,
+    and not one byte of the records that were not chosen read from the archives."""
+    import builtins
+
+    from typer.testing import CliRunner
+
+    from warcdeboil.cli import app
+
+    full = tmp_path / "full"
+    clean([CRAWL], full, Options(workers=1))
+    index = write_cdxj(tmp_path / "index.cdxj.gz")
+    sites = write_sites(tmp_path / "sites.txt")
+    read: dict[str, list[tuple[int, int]]] = {}
+    real_open = builtins.open
+
+    class Counting:
+        def __init__(self, fh, name: str) -> None:
+            self._fh, self._name = fh, name
+
+        def read(self, size: int = -1) -> bytes:
+            start = self._fh.tell()
+            data = self._fh.read(size)
+            if data:
+                read.setdefault(self._name, []).append((start, start + len(data)))
+            return data
+
+        def __getattr__(self, attr: str):
+            return getattr(self._fh, attr)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self._fh.close()
+
+    def counting_open(file, mode="r", *args, **kwargs):
+        fh = real_open(file, mode, *args, **kwargs)
+        if "b" in mode and "r" in mode and str(file).startswith(str(CRAWL)):
+            return Counting(fh, Path(file).name)
+        return fh
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    done = CliRunner().invoke(app, ["clean", str(CRAWL), "-o", str(tmp_path / "out"), "-j", "1",
+                                    "--select-index", str(index), "--sites", str(sites),
+                                    "--json"])
+    monkeypatch.undo()
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["records"] == 17
+    for path in sorted((tmp_path / "out").iterdir()):
+        got = [r.to_bytes() for r in iter_records(path)]
+        ids = {r.record_id for r in iter_records(path)}
+        expected = [r.to_bytes() for r in iter_records(full / path.name) if r.record_id in ids]
+        assert got == expected
+        assert len(got) == len(_expected_spans()[path.name])
+    for name, spans in _expected_spans().items():
+        # Every byte read is in a chosen record, or among the 8 that tell the codec.
+        allowed = [(0, 8)] + [(offset, offset + length) for offset, length in spans]
+        assert read[name], name
+        for start, end in read[name]:
+            assert any(a <= start and end <= b for a, b in allowed), (name, start, end)
+
+
 # -- on Spark ----------------------------------------------------------------------------------
 
 

@@ -149,15 +149,17 @@ def test_on_error_fail_stops_the_job_with_one_line(spark, tmp_path: Path, write_
 def test_progress_and_summary_come_back_to_the_driver(spark, tmp_path: Path) -> None:
     seen: dict[str, list[int]] = {}
 
-    def progress(stage: str, done: int, items: int, total: int) -> None:
-        counts = seen.setdefault(stage, [0, 0, total])
+    def progress(stage: str, done: int, items: int, total: int, nbytes: int, size: int) -> None:
+        counts = seen.setdefault(stage, [0, 0, total, 0, size])
         counts[0] += done
         counts[1] += items
+        counts[3] += nbytes
 
     summary = run_spark([str(FIXTURES / "crawl")], str(tmp_path / "out"),
                         Options(format=OutputFormat.WARC), session=spark, progress=progress)
-    assert seen["scan"] == [2, summary.scan.records, 2]
-    assert seen["write"] == [2, summary.apply.records, 2]
+    size = sum(p.stat().st_size for p in (FIXTURES / "crawl").iterdir())
+    assert seen["scan"] == [2, summary.scan.records, 2, size, size]
+    assert seen["write"] == [2, summary.apply.records, 2, size, size]
     assert seen["fit"][0] == seen["fit"][2] == 4  # the session's shuffle partitions
     assert summary.fit.sites == 5 and summary.fit.sites_fitted == 4
     assert [t.records for t in summary.scan_files] == [27, 29]  # the two fixture files
@@ -224,3 +226,31 @@ def test_index_dataframe_groups_sites_in_the_local_order(spark) -> None:
                        if e.site == site]
         local_order = [(e.url_key, e.file_id, e.offset) for e in local if e.site == site]
         assert spark_order == local_order
+
+
+def test_messy_archives_are_summed_up_as_by_the_local_engine(spark, tmp_path: Path) -> None:
+    """../shared/warcs (broken on purpose): the same records, pages and problems, file by file,
+    and the same outputs."""
+    local, distributed = _both(spark, shared_file("warcs"), tmp_path,
+                               Options(workers=1, format=OutputFormat.JSONL))
+    _assert_same_outputs(local, distributed)
+
+
+def test_resume_skips_the_inputs_whose_output_exists(spark, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    options = Options(format=OutputFormat.JSONL)
+    first = run_spark([str(FIXTURES / "crawl")], str(out), options, session=spark)
+    written = _files(out)
+    kept, gone = sorted(out.iterdir())
+    kept_at = kept.stat().st_mtime_ns
+    gone.unlink()
+    again = run_spark([str(FIXTURES / "crawl")], str(out), options, session=spark, resume=True)
+    assert (again.inputs, again.resumed) == (2, 1)
+    assert again.outputs == [str(gone)]
+    assert kept.stat().st_mtime_ns == kept_at
+    assert _files(out) == written  # the same bytes: the fit still saw every input
+    assert again.to_dict()["records"] == first.files[1].records == 29
+    with gzip.open(gone, "rt", encoding="utf-8") as fh:
+        assert again.to_dict()["pages"] == sum(1 for _ in fh)
+    nothing = run_spark([str(FIXTURES / "crawl")], str(out), options, session=spark, resume=True)
+    assert (nothing.resumed, nothing.files) == (2, [])

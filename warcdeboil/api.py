@@ -4,7 +4,10 @@ A page is a ``(url, html)`` pair, html as ``str`` or UTF-8 ``bytes``. ``fit`` le
 site exactly as the file pipeline does (same hashing, same pairing of URL-sorted neighbours);
 ``transform`` cleans pages with what was learned and never changes the fitted state, so calling
 it twice gives the same answer. With ``mode=Mode.CONTENT`` the text is each page's main content
-(``html=True`` documents still lose only the template and the repeated blocks).
+(``html=True`` documents still lose only the template and the repeated blocks). Each page
+carries what a line of JSONL output says of it — language, headings, lists, breadcrumbs,
+description, canonical URL, Markdown, removals by reason — with the values ``--format
+markdown`` writes for the same pages in the same mode.
 
 >>> nav = "<nav><ul><li>Home</li><li>About</li></ul></nav>"
 >>> pages = [(f"http://example.com/{i}", f"<body>{nav}<div>Story {i}</div></body>")
@@ -17,9 +20,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from .apply import Mode, clean_document, clean_page
+from .apply import Mode, clean_document, clean_page, page_fields
 from .dom import PageSignature, analyse, page_signature
 from .fit import FitParams, SiteProfile, fit_site
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
@@ -27,11 +31,15 @@ from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 __all__ = ["CleanPage", "Deboiler"]
 
 Page = tuple[str, "str | bytes"]
+_JSONL_FIELDS = ("description", "canonical_url", "language", "language_confidence",
+                 "html_lang", "breadcrumbs", "headings", "lists", "markdown", "removed")
 
 
 @dataclass(frozen=True, slots=True)
 class CleanPage:
-    """One transformed page."""
+    """One transformed page: the fields of a JSONL output line (with ``--format markdown``'s
+    ``markdown``), less those that name a record of an archive (record_id, warc_file, offset,
+    length, date, charset, html_bytes_before)."""
 
     url: str
     site: str
@@ -40,6 +48,16 @@ class CleanPage:
     html: str | None
     removed_subtrees: int
     removed_slots: int = 0
+    description: str = ""
+    canonical_url: str = ""
+    language: str | None = None  # from the text (offline); None when unsure
+    language_confidence: float = 0.0  # 0..1, see warcdeboil.language.identify
+    html_lang: str = ""
+    breadcrumbs: list[str] = field(default_factory=list)
+    headings: list[dict[str, Any]] = field(default_factory=list)  # level, text
+    lists: list[list[str]] = field(default_factory=list)  # runs of list items
+    markdown: str = ""
+    removed: dict[str, int] = field(default_factory=dict)  # counts by reason, as in JSONL
 
 
 class Deboiler:
@@ -61,7 +79,7 @@ class Deboiler:
         for url, html in pages:
             site = self._keyer(url)
             if site:
-                page = analyse(html, structure=self.mode is Mode.CONTENT)  # as transform sees it
+                page = analyse(html, structure=True)  # as transform (and JSONL output) sees it
                 by_site[site].append((url_sort_key(url), page_signature(page)))
         profiles = {}
         for site in sorted(by_site):
@@ -77,11 +95,15 @@ class Deboiler:
         for url, markup in pages:
             site = self._keyer(url)
             profile = self.profiles_.get(site)
-            page = analyse(markup, structure=self.mode is Mode.CONTENT)
-            cleaned = clean_page(page, profile, self.mode).cleaned
+            page = analyse(markup, structure=True)
+            cleaned, content, _ = clean_page(page, profile, self.mode)
             document = clean_document(markup, page, profile) if html else None
-            yield CleanPage(url, site, page.title, cleaned.text, document, cleaned.removed,
-                            cleaned.slots)
+            fields = page_fields(page, cleaned, content, markdown=True)
+            extra: dict[str, Any] = {name: fields[name] for name in _JSONL_FIELDS}
+            yield CleanPage(
+                url, site, page.title, cleaned.text, document, cleaned.removed, cleaned.slots,
+                **extra,
+            )
 
     def fit_transform(self, pages: Iterable[Page], *, html: bool = False) -> list[CleanPage]:
         """``fit`` then ``transform`` on the same pages."""

@@ -17,7 +17,7 @@ import logging
 import os
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -39,22 +39,22 @@ from .errors import ConfigError, InputError, RecordError
 from .fit import SiteProfile
 from .language import identify, iso639_3, primary_subtag
 from .markdown import render
+from .meter import Meter, Report, input_bytes
 from .pages import HtmlPage, PageLimits, html_page
 from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
 from .reader import Span, WarcRecord, iter_selected, open_archive
 from .recompress import repaired_record
-from .scan import record_problem
+from .scan import UNADDRESSABLE, record_problem
 from .sitekey import SiteKeyer, SiteKeyMode
 from .tally import Tally
 from .writer import AtomicFile, WarcWriter, rebuild_record, sha1_digest
 from .zstdio import train_dictionary
 
-__all__ = ["ApplyJob", "OutputFormat", "ProfileLookup", "apply_file"]
+__all__ = ["ApplyJob", "OutputFormat", "ProfileLookup", "apply_file", "page_fields"]
 
 log = logging.getLogger(__name__)
 
-PROGRESS_EVERY = 256
 # A zstd dictionary is trained on at most this much of each input (zstd's own advice is about
 # a hundred times the dictionary size in samples; its default dictionary size is 110 KiB).
 DICTIONARY_BYTES = 110 << 10
@@ -130,7 +130,7 @@ class ApplyJob:
 
 def apply_file(
     job: ApplyJob,
-    progress: Callable[[int], None] | None = None,
+    progress: Report | None = None,
     *,
     profiles: ProfileLookup | None = None,
 ) -> Tally:
@@ -140,22 +140,23 @@ def apply_file(
     Profiles come from ``profiles`` when given, else from the store in ``job.profiles_dir``.
     """
     tally = Tally(job.path, job.output)
+    meter = None if progress is None else Meter(
+        progress, input_bytes(job.path, job.spans), selected=job.spans is not None)
     try:
-        _apply(job, tally, progress, profiles)
+        _apply(job, tally, meter, profiles)
     except InputError as exc:
         if job.fail_fast:
             raise
         tally.problem(str(exc).split(": ", 1)[-1])
         tally.output = ""
         log.error("%s", exc)
-    if progress is not None:
-        progress((tally.records or tally.cleaned) % PROGRESS_EVERY)
+    if meter is not None:
+        meter.finish()
     return tally
 
 
 def _apply(
-    job: ApplyJob, tally: Tally, progress: Callable[[int], None] | None,
-    lookup: ProfileLookup | None,
+    job: ApplyJob, tally: Tally, meter: Meter | None, lookup: ProfileLookup | None,
 ) -> None:
     keyer = SiteKeyer(job.site_key)
     store = None
@@ -170,10 +171,10 @@ def _apply(
                 # Text outputs need only what pass 1 stored: the archive is not read again.
                 for entry in iter_page_store(Path(job.page_store)):
                     _emit(entry, None, None, keyer, lookup, sink, tally, job.mode)
-                    if progress is not None and tally.cleaned % PROGRESS_EVERY == 0:
-                        progress(PROGRESS_EVERY)
+                    if meter is not None:  # pages only: the records between count at the end
+                        meter.record(entry.offset, entry.length)
             else:
-                _apply_records(job, keyer, lookup, sink, tally, progress)
+                _apply_records(job, keyer, lookup, sink, tally, meter)
             sink.close()
     finally:
         source.close()
@@ -187,15 +188,16 @@ def _apply_records(
     lookup: ProfileLookup | None,
     sink: _Sink,
     tally: Tally,
-    progress: Callable[[int], None] | None,
+    meter: Meter | None,
 ) -> None:
     stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
     pending: PageEntry | None = next(stored, None) if stored is not None else None
     seen = stored is not None or job.problems_logged
-    for ordinal, record in enumerate(iter_selected(job.path, job.spans)):
+    records = _unaddressable_counted(iter_selected(job.path, job.spans), job.path, tally, seen)
+    for ordinal, record in enumerate(records):
         tally.records += 1
-        if progress is not None and tally.records % PROGRESS_EVERY == 0:
-            progress(PROGRESS_EVERY)
+        if meter is not None:
+            meter.record(record.offset, record.length)
         if record.error is not None:
             record_problem(tally, job.path, record, record.error, job.fail_fast, seen=seen)
             if record.headers:
@@ -224,6 +226,24 @@ def _apply_records(
                 analyse(page.markup, structure=job.structure),
             )
         _emit(entry, record, page, keyer, lookup, sink, tally, job.mode)
+
+
+def _unaddressable_counted(
+    records: Iterator[WarcRecord], path: str, tally: Tally, seen: bool
+) -> Iterator[WarcRecord]:
+    """The records, with those that cannot be read by offset counted as pass 1 counts them (so
+    that either pass's tally tells the same of the file)."""
+    unaddressable = 0
+    try:
+        for record in records:
+            if not record.addressable and not record.error:
+                unaddressable += 1
+            yield record
+    finally:
+        if unaddressable:
+            tally.problems[UNADDRESSABLE] += unaddressable
+            if not seen:
+                log.warning("%s: %d records: %s", path, unaddressable, UNADDRESSABLE)
 
 
 def _emit(
@@ -460,10 +480,7 @@ class _JsonlSink(_Sink):
         self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
         html: bytes | None,
     ) -> None:
-        entry, cleaned, content = result.entry, result.cleaned, result.content
-        meta = entry.page.meta
-        html_lang = primary_subtag(meta.lang)
-        guess = identify(cleaned.text)
+        entry = result.entry
         obj: dict[str, object] = {
             "url": entry.url,
             "site": result.site,
@@ -473,26 +490,8 @@ class _JsonlSink(_Sink):
             "length": entry.length,
             "date": entry.date,
             "charset": entry.charset,
-            "title": entry.page.title,
-            "description": meta.description,
-            "canonical_url": meta.canonical_url,
-            "language": guess.language or None,
-            "language_confidence": guess.confidence,
-            "html_lang": html_lang,
-            "breadcrumbs": list(meta.breadcrumbs),
         }
-        blocks = content.blocks if content is not None else []
-        obj["headings"] = [
-            {"level": block.kind, "text": block.text} for block in blocks if 1 <= block.kind <= 6
-        ]
-        obj["lists"] = _lists(blocks)
-        obj["text"] = cleaned.text
-        if self._markdown:
-            obj["markdown"] = render(blocks)
-        removed = {"template_subtrees": cleaned.removed, "template_slots": cleaned.slots}
-        if content is not None:
-            removed.update(sorted(content.removed.items()))
-        obj["removed"] = removed
+        obj.update(page_fields(entry.page, result.cleaned, result.content, self._markdown))
         obj["html_bytes_before"] = entry.html_bytes_before
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
@@ -500,6 +499,37 @@ class _JsonlSink(_Sink):
     def close(self) -> None:
         if self._gzip is not None:
             self._gzip.close()
+
+
+def page_fields(
+    page: PageText, cleaned: CleanText, content: Extraction | None, markdown: bool
+) -> dict[str, object]:
+    """What JSONL output says of a cleaned page beyond its record (title to removed, in the
+    JSONL's order); the in-memory API's pages carry the same."""
+    meta = page.meta
+    guess = identify(cleaned.text)
+    fields: dict[str, object] = {
+        "title": page.title,
+        "description": meta.description,
+        "canonical_url": meta.canonical_url,
+        "language": guess.language or None,
+        "language_confidence": guess.confidence,
+        "html_lang": primary_subtag(meta.lang),
+        "breadcrumbs": list(meta.breadcrumbs),
+    }
+    blocks = content.blocks if content is not None else []
+    fields["headings"] = [
+        {"level": block.kind, "text": block.text} for block in blocks if 1 <= block.kind <= 6
+    ]
+    fields["lists"] = _lists(blocks)
+    fields["text"] = cleaned.text
+    if markdown:
+        fields["markdown"] = render(blocks)
+    removed = {"template_subtrees": cleaned.removed, "template_slots": cleaned.slots}
+    if content is not None:
+        removed.update(sorted(content.removed.items()))
+    fields["removed"] = removed
+    return fields
 
 
 def _lists(blocks: list[Block]) -> list[list[str]]:

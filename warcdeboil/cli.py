@@ -11,7 +11,6 @@ import gc
 import json
 import logging
 import sys
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,6 +27,24 @@ app = typer.Typer(
     add_completion=False,
     help="Clean web archives: learn each site's boilerplate and remove it.",
 )
+
+def _version(show: bool) -> None:
+    if show:
+        from . import __version__
+
+        typer.echo(f"warcdeboil {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True,
+                           help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Clean web archives: learn each site's boilerplate and remove it."""
+
 
 Inputs = Annotated[
     list[Path], typer.Argument(help="WARC/ARC files, or directories searched recursively.")
@@ -86,6 +103,9 @@ MaxPageDepth = Annotated[
     int,
     typer.Option("--max-page-depth", min=1, help="Pages nesting deeper are passed through."),
 ]
+JsonSummary = Annotated[
+    bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
+]
 RunSize = Annotated[
     int, typer.Option("--run-size", min=1, help="MiB of index entries per sorted run.")
 ]
@@ -125,23 +145,33 @@ def _codec(name: str) -> Codec:
 
 
 class _Bars:
-    """Progress bars on stderr for the stages; a no-op when quiet or not a terminal."""
+    """Progress bars on stderr for the stages; a no-op when quiet or not a terminal.
 
-    def __init__(self, enabled: bool) -> None:
+    A stage that reads archives is measured in input bytes when their size is known (bytes read
+    and in all, speed, time left); the fit, and inputs of unknown size, in jobs done.
+    """
+
+    def __init__(self, enabled: bool, console: Any = None) -> None:
         self._progress = None
         self._tasks: dict[str, Any] = {}
-        self._records: dict[str, int] = {}
-        self._started: dict[str, float] = {}
+        self._counts: dict[str, list[int]] = {}  # jobs done, items, bytes read
         if enabled:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeRemainingColumn,
+            )
 
             self._progress = Progress(
                 TextColumn("{task.description:<8}"),
                 BarColumn(),
-                MofNCompleteColumn(),
+                TaskProgressColumn(),
+                TimeRemainingColumn(),
                 TextColumn("{task.fields[detail]}"),
-                console=Console(stderr=True),
+                console=console or Console(stderr=True),
                 transient=False,
             )
 
@@ -154,22 +184,47 @@ class _Bars:
         if self._progress is not None:
             self._progress.stop()
 
-    def __call__(self, stage: str, done: int, items: int, total: int) -> None:
+    def __call__(
+        self, stage: str, done: int, items: int, total: int, nbytes: int = 0, size: int = 0
+    ) -> None:
         if self._progress is None:
             return
         if stage not in self._tasks:
-            self._tasks[stage] = self._progress.add_task(stage, total=total, detail="")
-            self._records[stage] = 0
-            self._started[stage] = time.monotonic()
-        self._records[stage] += items
-        count = self._records[stage]
-        if stage == "fit":
-            detail = f"partitions, {count:,} sites"
-        else:
-            elapsed = time.monotonic() - self._started[stage]
-            rate = f", {count / elapsed:,.0f}/s" if elapsed > 0.5 else ""
-            detail = f"files, {count:,} records{rate}"
-        self._progress.update(self._tasks[stage], advance=done, detail=detail)
+            self._tasks[stage] = self._progress.add_task(
+                stage, total=size or total, detail="")
+            self._counts[stage] = [0, 0, 0]
+        counts = self._counts[stage]
+        counts[0] += done
+        counts[1] += items
+        counts[2] += nbytes
+        self._progress.update(self._tasks[stage], advance=nbytes if size else done,
+                              detail=_detail(stage, counts, total, size))
+
+
+def _detail(stage: str, counts: list[int], total: int, size: int) -> str:
+    """What a progress bar says beside the bar: bytes, jobs, items."""
+    jobs, items, nbytes = counts
+    if stage == "fit":
+        return f"{jobs}/{total} partitions, {items:,} sites"
+    read = f"{_human(nbytes)}/{_human(size)}, " if size else ""
+    return f"{read}{jobs}/{total} files, {items:,} records"
+
+
+def _human(nbytes: int) -> str:
+    """Bytes for people: 1000-based, three significant digits.
+
+    >>> _human(999), _human(12_345_678), _human(3 * 10**12)
+    ('999 B', '12.3 MB', '3.00 TB')
+    """
+    if nbytes < 1000:
+        return f"{nbytes} B"
+    value = float(nbytes)
+    for unit in ("kB", "MB", "GB", "TB"):
+        value /= 1000
+        if value < 999.5 or unit == "TB":
+            break
+    digits = 0 if value >= 99.95 else 1 if value >= 9.995 else 2
+    return f"{value:.{digits}f} {unit}"
 
 
 def _setup_logging(verbose: bool, quiet: bool = False) -> None:
@@ -188,30 +243,38 @@ def _fail(exc: BaseException, verbose: bool) -> None:
     raise typer.Exit(1)
 
 
-def _print_summary(data: dict[str, Any], quiet: bool) -> None:
+def _print_summary(data: dict[str, Any], quiet: bool, pages: str = "cleaned pages") -> None:
+    """The summary on stderr: only the figures the command counted (``fit`` reads no records);
+    ``pages`` names what ``pages`` counts (the scan of ``index`` cleans none)."""
     if quiet:
         return
     before = data.get("html_bytes_before", 0)
     after = data.get("html_bytes_after", 0)
-    lines = [f"inputs        {data.get('inputs', 0):>12,}"]
+    lines = []
+    if "inputs" in data:
+        lines.append(f"inputs        {data['inputs']:>12,}")
     if data.get("resumed"):
         lines.append(f"  complete already (--resume): {data['resumed']:,}")
-    lines += [
-        f"records       {data.get('records', 0):>12,}   cleaned pages: {data.get('pages', 0):,}"
-        f", carried: {data.get('carried', 0):,}, skipped: {data.get('skipped', 0):,}",
-    ]
+    if "records" in data:
+        lines.append(
+            f"records       {data['records']:>12,}   {pages}: {data.get('pages', 0):,}"
+            f", carried: {data.get('carried', 0):,}, skipped: {data.get('skipped', 0):,}"
+        )
     if "sites" in data:
         lines.append(
             f"sites         {data['sites']:>12,}   fitted: {data.get('sites_fitted', 0):,}"
         )
+    if "pages_indexed" in data:
+        lines.append(f"pages indexed {data['pages_indexed']:>12,}")
     if before and after:  # WARC output: the cleaned documents as written
         lines.append(f"HTML bytes    {before:>12,} → {after:,} ({after / before:.0%})")
     elif before:  # text outputs
         chars = data.get("text_chars", 0)
         lines.append(f"HTML bytes    {before:>12,} → text: {chars:,} characters")
-    problems = data.get("problems") or {}
-    lines.append(f"problems      {sum(problems.values()):>12,}")
-    lines.extend(f"  {count:>6,}  {reason}" for reason, count in sorted(problems.items()))
+    problems = data.get("problems")
+    if problems is not None:
+        lines.append(f"problems      {sum(problems.values()):>12,}")
+        lines.extend(f"  {count:>6,}  {reason}" for reason, count in sorted(problems.items()))
     for line in lines:
         typer.echo(line, err=True)
 
@@ -226,9 +289,19 @@ def _tally_summary(inputs: int, tallies: list[Any]) -> dict[str, Any]:
         "inputs": inputs, "records": total.records, "pages": total.cleaned,
         "carried": total.carried, "skipped": total.skipped,
         "html_bytes_before": total.html_bytes_before, "html_bytes_after": total.html_bytes_after,
-        "text_chars": total.text_chars,
-        "problems": dict(total.problems),
+        "text_chars": total.text_chars, "pages_indexed": total.indexed,
+        "problems": dict(sorted(total.problems.items())),
+        "files": [t.to_dict() for t in sorted(tallies, key=lambda t: t.path)],
+        "outputs": sorted(t.output for t in tallies if t.output),
     }
+
+
+def _report(data: dict[str, Any], json_summary: bool, quiet: bool, pages: str = "cleaned pages",
+            ) -> None:
+    """The summary as JSON on stdout (``--json``), else as text on stderr (unless quiet)."""
+    if json_summary:
+        typer.echo(json.dumps(data, indent=2, sort_keys=True))
+    _print_summary(data, quiet or json_summary, pages)
 
 
 @app.command()
@@ -242,10 +315,12 @@ def clean(
     compress: Compress = "auto",
     workers: Workers = 0,
     work_dir: Annotated[
-        Path | None, typer.Option("--work-dir", help="Keep the index and profiles here.")
+        Path | None, typer.Option("--work-dir", help="Keep the index and profiles here "
+                                  "(--engine local).")
     ] = None,
     keep_work_dir: Annotated[
-        bool, typer.Option("--keep-work-dir", help="Keep the temporary work directory.")
+        bool, typer.Option("--keep-work-dir", help="Keep the temporary work directory "
+                           "(--engine local).")
     ] = False,
     site_key: SiteKey = SiteKeyMode.HOST,
     min_occurrence: MinOccurrence = 1,
@@ -258,28 +333,27 @@ def clean(
     max_page_depth: MaxPageDepth = 10_000,
     resume: Annotated[
         bool,
-        typer.Option("--resume", help="Skip inputs whose output is complete; reuse a finished "
-                     "index and profiles in --work-dir."),
+        typer.Option("--resume", help="Skip inputs whose output is complete (both engines); "
+                     "--engine local also reuses a finished index and profiles in --work-dir."),
     ] = False,
-    json_summary: Annotated[
-        bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
-    ] = False,
+    json_summary: JsonSummary = False,
     engine: Annotated[
         Engine, typer.Option("--engine", help="local: processes on this machine; spark: an "
-                             "Apache Spark cluster (pip install 'warcdeboil[spark]').")
+                             "Apache Spark cluster (needs pip install 'warcdeboil\\[spark]').")
     ] = Engine.LOCAL,
     spark_master: Annotated[
-        str | None, typer.Option("--spark-master", help="Spark master URL, e.g. 'local[2]' or "
-                                 "yarn (default: Spark's configuration).")
+        str | None, typer.Option("--spark-master", help="--engine spark: the Spark master URL, "
+                                 "e.g. 'local[2]' or yarn (default: Spark's configuration).")
     ] = None,
     spark_conf: Annotated[
-        list[str] | None, typer.Option("--spark-conf", help="A Spark setting KEY=VALUE "
-                                       "(repeatable).")
+        list[str] | None, typer.Option("--spark-conf", help="--engine spark: a Spark setting "
+                                       "KEY=VALUE (repeatable).")
     ] = None,
     select_index: Annotated[
         str | None, typer.Option("--select-index", help="Clean only the records this index "
-                                 "names (CDX, CDXJ, or Common Crawl's Parquet index); INPUT is "
-                                 "the directory or URL its file names are relative to.")
+                                 "names (CDX, CDXJ, or Common Crawl's Parquet index: pyarrow "
+                                 "locally), read by byte range; INPUT is the directory or URL "
+                                 "its file names are relative to. Both engines.")
     ] = None,
     sites: Annotated[
         str | None, typer.Option("--sites", help="With --select-index: a file of hosts or "
@@ -298,13 +372,11 @@ def clean(
 
     _setup_logging(verbose, quiet)
     if engine is Engine.SPARK:
-        _spark_ready(resume, work_dir, keep_work_dir)
+        _spark_ready(work_dir, keep_work_dir)
     elif spark_master or spark_conf:
         raise typer.BadParameter("applies to --engine spark only", param_hint="--spark-master")
     if sites and not select_index:
         raise typer.BadParameter("needs --select-index", param_hint="--sites")
-    if select_index and engine is not Engine.SPARK:
-        raise typer.BadParameter("needs --engine spark", param_hint="--select-index")
     try:
         options = _options(
             format=fmt, mode=mode, compress=compress, workers=workers, site_key=site_key,
@@ -315,32 +387,30 @@ def clean(
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             if engine is Engine.SPARK:
                 summary = _run_spark(inputs, output, options, spark_master, spark_conf or [],
-                                     select_index, sites, bars)
+                                     select_index, sites, bars, resume)
             else:
                 summary = run_clean(
                     [_local(location) for location in inputs], output, options,
                     work_dir=work_dir, keep_work_dir=keep_work_dir, resume=resume,
-                    progress=bars,
+                    progress=bars, select=_selection(select_index, sites),
                 )
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return
     data = summary.to_dict()
-    if json_summary:
-        typer.echo(json.dumps(data, indent=2, sort_keys=True))
-    _print_summary(data, quiet or json_summary)
+    _report(data, json_summary, quiet)
     if data["problems"]:
         raise typer.Exit(3)
 
 
-def _spark_ready(resume: bool, work_dir: Path | None, keep_work_dir: bool) -> None:
+def _spark_ready(work_dir: Path | None, keep_work_dir: bool) -> None:
     """Usage errors of --engine spark, and Spark itself missing: one line, exit status 2."""
     from .errors import ConfigError
     from .spark.session import require_pyspark
 
-    if resume or work_dir is not None or keep_work_dir:
+    if work_dir is not None or keep_work_dir:
         raise typer.BadParameter(
-            "--resume, --work-dir and --keep-work-dir are for --engine local: a Spark run "
+            "--work-dir and --keep-work-dir are for --engine local: a Spark run "
             "keeps its index and profiles on the cluster", param_hint="--engine spark",
         )
     try:
@@ -361,17 +431,22 @@ def _local(location: str) -> str:
 
 def _run_spark(
     inputs: list[str], output: str, options: Any, master: str | None, conf: list[str],
-    select_index: str | None, sites: str | None, bars: Any,
+    select_index: str | None, sites: str | None, bars: Any, resume: bool,
 ) -> Any:
-    from .selection import SiteFilter
     from .spark import run_spark
     from .spark.session import parse_conf
 
-    select = None
-    if select_index:
-        select = (select_index, SiteFilter.load(sites) if sites else SiteFilter())
     return run_spark(inputs, output, options, master=master, conf=parse_conf(conf),
-                     select=select, progress=bars)
+                     select=_selection(select_index, sites), progress=bars, resume=resume)
+
+
+def _selection(select_index: str | None, sites: str | None) -> Any:
+    """--select-index and --sites as (index, site filter), or None."""
+    from .selection import SiteFilter
+
+    if not select_index:
+        return None
+    return (select_index, SiteFilter.load(sites) if sites else SiteFilter())
 
 
 @app.command()
@@ -381,6 +456,7 @@ def index(
     workers: Workers = 0,
     site_key: SiteKey = SiteKeyMode.HOST,
     run_size: RunSize = 64,
+    json_summary: JsonSummary = False,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -399,7 +475,10 @@ def index(
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return
-    _print_summary(_tally_summary(len(found), tallies), quiet)
+    data = _tally_summary(len(found), tallies)
+    _report(data, json_summary, quiet, pages="HTML pages")
+    if data["problems"]:
+        raise typer.Exit(3)
 
 
 @app.command()
@@ -409,6 +488,7 @@ def fit(
     workers: Workers = 0,
     min_occurrence: MinOccurrence = 1,
     max_iou: MaxIou = 0.95,
+    json_summary: JsonSummary = False,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -423,8 +503,9 @@ def fit(
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return
-    _print_summary({"sites": stats.sites, "sites_fitted": stats.sites_fitted,
-                    "pages": stats.pages}, quiet)
+    _report({"sites": stats.sites, "sites_fitted": stats.sites_fitted,
+             "pages_indexed": stats.pages, "repeated_blocks": stats.repeated_blocks,
+             "template_slots": stats.template_slots}, json_summary, quiet)
 
 
 @app.command()
@@ -437,6 +518,7 @@ def apply(
     compress: Compress = "auto",
     workers: Workers = 0,
     zstd_dict: ZstdDict = False,
+    json_summary: JsonSummary = False,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -456,7 +538,7 @@ def apply(
         _fail(exc, verbose)
         return
     data = _tally_summary(len(found), tallies)
-    _print_summary(data, quiet)
+    _report(data, json_summary, quiet)
     if data["problems"]:
         raise typer.Exit(3)
 

@@ -7,6 +7,7 @@ workers, so results are byte-identical whatever ``workers`` is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import multiprocessing
@@ -26,11 +27,14 @@ from .compression import Codec, detect_codec
 from .errors import ConfigError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
+from .meter import input_bytes
 from .pages import PageLimits
 from .pagestore import PAGE_STORE_FORMAT, page_store_path
 from .profiles import ProfileWriter, profile_path
+from .reader import Span
 from .remote import ARCHIVE_SUFFIXES
 from .scan import ScanJob, ScanSpec, scan_file
+from .selection import SiteFilter, read_selection, selected_files
 from .sitekey import SiteKeyMode
 from .tally import Tally
 
@@ -55,10 +59,12 @@ log = logging.getLogger(__name__)
 DEFAULT_PARTITIONS = 64
 PROFILES_META = "profiles.json"
 
-Progress = Callable[[str, int, int, int], None]
-"""``progress(stage, done, items, total)``: stage is 'scan', 'fit' or 'write'; ``done`` jobs
-(files, or partitions for the fit) finished out of ``total``, and ``items`` more records (scan,
-write) or sites (fit) since the last call."""
+Progress = Callable[[str, int, int, int, int, int], None]
+"""``progress(stage, done, items, total, nbytes, size)``: stage is 'scan', 'fit' or 'write';
+``done`` jobs (files, or partitions for the fit) finished out of ``total``, ``items`` more
+records (scan, write) or sites (fit) and ``nbytes`` more input bytes read since the last call,
+of ``size`` bytes the stage reads in all (0: unknown, and for the fit). Workers report every few
+hundred records or few MiB (:mod:`.meter`), not every record."""
 
 
 @dataclass(frozen=True)
@@ -142,11 +148,19 @@ class RunSummary:
 
     @property
     def files(self) -> list[Tally]:
-        """Per input, the stage that saw every record: the rewrite when it read the archive
-        (WARC output), else the scan."""
-        by_path = {t.path: t for t in self.scan_files}
-        by_path.update({t.path: t for t in self.apply_files if t.records})
-        return [by_path[path] for path in sorted(by_path)]
+        """Per input written in this run, the pass that read every record: pass 2 when it read
+        the archive again (WARC output, the Spark engine), else pass 1; with pass 2's output."""
+        scans = {t.path: t for t in self.scan_files}
+        files = []
+        for written in self.apply_files:
+            scan = scans.get(written.path)
+            if written.records or scan is None:
+                files.append(written)
+            else:
+                tally = Tally.from_state(scan.to_state())
+                tally.output = written.output
+                files.append(tally)
+        return sorted(files, key=lambda t: t.path)
 
     @property
     def problems(self) -> Counter[str]:
@@ -265,10 +279,10 @@ def _run_jobs(
     jobs: Sequence[J],
     workers: int,
     on_done: Callable[[T], None],
-    on_records: Callable[[int], None] | None = None,
+    on_records: Callable[[int, int], None] | None = None,
 ) -> list[T]:
     """Run ``func(job, report)`` over ``jobs``; results in job order, whatever the completion
-    order. ``report(n)`` calls from the workers reach ``on_records`` in this process."""
+    order. ``report(records, nbytes)`` calls from the workers reach ``on_records`` here."""
     results: list[T | None] = [None] * len(jobs)
     if workers <= 1 or len(jobs) <= 1:
         for i, job in enumerate(jobs):
@@ -298,19 +312,25 @@ def _run_jobs(
 
 
 def _call(func: Callable[..., T], job: Any, queue: Any) -> T:
-    return func(job, queue.put if queue is not None else None)
+    def report(records: int, nbytes: int) -> None:
+        queue.put((records, nbytes))
+
+    return func(job, report if queue is not None else None)
 
 
-def _drain(queue: Any, on_records: Callable[[int], None]) -> None:
-    while (count := queue.get()) is not None:
-        on_records(count)
+def _drain(queue: Any, on_records: Callable[[int, int], None]) -> None:
+    while (counts := queue.get()) is not None:
+        on_records(*counts)
 
 
 # -- the stages -----------------------------------------------------------------------------
 
 
-def _manifest(inputs: Sequence[Path], options: Options) -> dict[str, Any]:
-    """What an index depends on: the inputs as they are now, and the options that shape it."""
+def _manifest(
+    inputs: Sequence[Path], options: Options, spans: Sequence[Sequence[Span]] | None = None
+) -> dict[str, Any]:
+    """What an index depends on: the inputs as they are now (and the records chosen of them),
+    and the options that shape it."""
     files = []
     for path in inputs:
         try:
@@ -323,24 +343,31 @@ def _manifest(inputs: Sequence[Path], options: Options) -> dict[str, Any]:
             "inputs": files, "partitions": options.partitions,
             "site_key": options.site_key.value,
             "limits": [limits.max_bytes, limits.max_tags, limits.max_depth],
-            "structure": options.structure}
+            "structure": options.structure,
+            "spans": None if spans is None else hashlib.sha1(
+                json.dumps([list(map(list, s)) for s in spans]).encode()).hexdigest()}
 
 
-def index_is_current(inputs: Sequence[Path], work_dir: Path, options: Options) -> bool:
+def index_is_current(
+    inputs: Sequence[Path], work_dir: Path, options: Options,
+    spans: Sequence[Sequence[Span]] | None = None,
+) -> bool:
     """True when ``work_dir`` holds a finished index of exactly these inputs and options."""
     try:
         meta = json.loads((work_dir / "index.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     stores = all(page_store_path(work_dir / "pages", i).exists() for i in range(len(inputs)))
-    return bool(meta.get("manifest") == _manifest(inputs, options) and stores)
+    return bool(meta.get("manifest") == _manifest(inputs, options, spans) and stores)
 
 
 def build_index(
-    inputs: Sequence[Path], work_dir: Path, options: Options, progress: Progress | None = None
+    inputs: Sequence[Path], work_dir: Path, options: Options, progress: Progress | None = None,
+    *, spans: Sequence[Sequence[Span]] | None = None,
 ) -> list[Tally]:
     """Pass 1: scan every input and write the sorted runs of the index under ``work_dir``.
 
+    With ``spans`` (one sequence per input), only the records at those (offset, length) are read.
     Returns one tally per input, in order.
     """
     index_dir = work_dir / "index"
@@ -354,7 +381,7 @@ def build_index(
     jobs = [
         ScanJob(
             ScanSpec(str(path), i, options.site_key, options.limits, options.fail_fast,
-                     options.structure),
+                     options.structure, spans[i] if spans is not None else None),
             str(index_dir), str(page_store_path(pages_dir, i)), options.partitions,
             options.run_bytes,
         )
@@ -363,10 +390,11 @@ def build_index(
 
     def done(_: Tally) -> None:
         if progress is not None:
-            progress("scan", 1, 0, len(jobs))
+            progress("scan", 1, 0, len(jobs), 0, size)
 
+    size = _size(jobs, progress, lambda job: (job.spec.path, job.spec.spans))
     tallies = _run_jobs(
-        scan_file, jobs, options.worker_count, done, _records("scan", len(jobs), progress)
+        scan_file, jobs, options.worker_count, done, _records("scan", len(jobs), size, progress)
     )
     # Written last: its presence says the index is complete (what --resume relies on).
     _write_json(work_dir / "index.json", {
@@ -374,9 +402,16 @@ def build_index(
         "partitions": options.partitions,
         "site_key": options.site_key.value,
         "pages_indexed": _total(tallies).indexed,
-        "manifest": _manifest(inputs, options),
+        "manifest": _manifest(inputs, options, spans),
+        "tallies": [t.to_state() for t in tallies],  # a resumed run's summary reports them
     })
     return tallies
+
+
+def index_tallies(work_dir: Path) -> list[Tally]:
+    """The scan's tallies of a finished index (none from an index written before they were)."""
+    meta = _read_json(work_dir / "index.json", "no index here: run `warcdeboil index` first")
+    return [Tally.from_state(state) for state in meta.get("tallies", [])]
 
 
 @dataclass(frozen=True)
@@ -387,10 +422,20 @@ class _FitJob:
     params: FitParams
 
 
-def _records(stage: str, total: int, progress: Progress | None) -> Callable[[int], None] | None:
+def _records(
+    stage: str, total: int, size: int, progress: Progress | None
+) -> Callable[[int, int], None] | None:
     if progress is None:
         return None
-    return lambda count: progress(stage, 0, count, total)
+    return lambda count, nbytes: progress(stage, 0, count, total, nbytes, size)
+
+
+def _size(jobs: Sequence[J], progress: Progress | None,
+          where: Callable[[J], tuple[str, Sequence[Span] | None]]) -> int:
+    """The bytes a stage's jobs read in all (a stat per input; not done without progress)."""
+    if progress is None:
+        return 0
+    return sum(input_bytes(*where(job)) for job in jobs)
 
 
 def _fit_partition(job: _FitJob, report: Callable[[int], None] | None = None) -> FitStats:
@@ -426,7 +471,7 @@ def fit_profiles(
     def done(stats: FitStats) -> None:
         total.merge(stats)
         if progress is not None:
-            progress("fit", 1, stats.sites, len(jobs))
+            progress("fit", 1, stats.sites, len(jobs), 0, 0)
 
     _run_jobs(_fit_partition, jobs, options.worker_count, done)
     _write_json(profiles_dir / PROFILES_META, {
@@ -434,6 +479,8 @@ def fit_profiles(
         "site_key": meta["site_key"],
         "sites": total.sites,
         "sites_fitted": total.sites_fitted,
+        "pages": total.pages,
+        "template_hashes": total.template_hashes,
         "max_iou": options.fit.max_iou,
         "min_occurrence": options.fit.min_occurrence,
         "near_duplicate": options.fit.near_duplicate,
@@ -445,6 +492,14 @@ def fit_profiles(
     return total
 
 
+def profile_stats(profiles_dir: Path) -> FitStats:
+    """What the fit that wrote ``profiles_dir`` counted."""
+    meta = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
+    return FitStats(*(int(meta.get(name, 0)) for name in (
+        "sites", "sites_fitted", "pages", "template_hashes", "repeated_blocks", "template_slots",
+    )))
+
+
 def apply_profiles(
     inputs: Sequence[tuple[Path, Path]],
     out_dir: Path,
@@ -453,11 +508,13 @@ def apply_profiles(
     progress: Progress | None = None,
     *,
     page_stores: Sequence[Path] | None = None,
+    spans: Sequence[Sequence[Span]] | None = None,
 ) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
     ``page_stores`` (one per input, from :func:`build_index` over the same inputs) spare text
-    outputs a second parse; without them every page is analysed again here.
+    outputs a second parse; without them every page is analysed again here. With ``spans`` (one
+    sequence per input), only the records at those (offset, length) are read.
     """
     partitions = options.partitions
     site_key = options.site_key
@@ -473,14 +530,16 @@ def apply_profiles(
             codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
             options.limits, str(page_stores[i]) if page_stores is not None else None,
             options.zstd_dictionary, options.fail_fast, options.effective_mode,
+            spans[i] if spans is not None else None,
         ))
 
     def done(_: Tally) -> None:
         if progress is not None:
-            progress("write", 1, 0, len(jobs))
+            progress("write", 1, 0, len(jobs), 0, size)
 
+    size = _size(jobs, progress, lambda job: (job.path, job.spans))
     return _run_jobs(
-        apply_file, jobs, options.worker_count, done, _records("write", len(jobs), progress)
+        apply_file, jobs, options.worker_count, done, _records("write", len(jobs), size, progress)
     )
 
 
@@ -493,16 +552,21 @@ def clean(
     keep_work_dir: bool = False,
     resume: bool = False,
     progress: Progress | None = None,
+    select: tuple[str, SiteFilter] | None = None,
 ) -> RunSummary:
     """Index, fit and apply in one go: the whole job of ``warcdeboil clean``.
 
     With ``resume``, inputs whose output is already complete are not written again, and a
     finished index and finished profiles in ``work_dir`` are reused. Outputs are atomic, so an
-    output under its final name is complete.
+    output under its final name is complete. With ``select`` (an index file and the sites to
+    take from it), only the records the index names are read, each by its byte range; ``inputs``
+    is then the one directory its file names are relative to.
     """
     options = options or Options()
-    found = discover_inputs(inputs)
+    found, spans = _selected(inputs, select) if select is not None else (
+        discover_inputs(inputs), None)
     paths = [p for p, _ in found]
+    span_of = dict(zip(paths, spans, strict=True)) if spans is not None else None
     summary = RunSummary(inputs=len(found))
     out = Path(out_dir)
     todo = found
@@ -517,21 +581,39 @@ def clean(
             return summary
     with _work_directory(work_dir, keep_work_dir) as work:
         profiles = work / "profiles"
-        reuse = resume and index_is_current(paths, work, options)
+        reuse = resume and index_is_current(paths, work, options, spans)
         if reuse:
             log.info("%s: reusing the finished index", work)
+            summary.scan_files = index_tallies(work)
         else:
-            summary.scan_files = build_index(paths, work, options, progress)
+            summary.scan_files = build_index(paths, work, options, progress, spans=spans)
         if reuse and (profiles / PROFILES_META).exists():
             log.info("%s: reusing the finished profiles", profiles)
+            summary.fit = profile_stats(profiles)
         else:
             (profiles / PROFILES_META).unlink(missing_ok=True)
             summary.fit = fit_profiles(work, profiles, options, progress)
         stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}
         summary.apply_files = apply_profiles(
-            todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo]
+            todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo],
+            spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
         )
     return summary
+
+
+def _selected(
+    inputs: Sequence[str | os.PathLike[str]], select: tuple[str, SiteFilter]
+) -> tuple[list[tuple[Path, Path]], list[list[Span]]]:
+    """The inputs an index names, relative to the one input directory, with their records."""
+    if len(inputs) != 1:
+        raise ConfigError(
+            "--select-index takes one input: the directory its file names are relative to "
+            f"(got {len(inputs)})"
+        )
+    index, sites = select
+    files = selected_files(os.fspath(inputs[0]), read_selection(index, sites))
+    return [(Path(location), Path(rel)) for location, rel, _ in files], [
+        spans for _, _, spans in files]
 
 
 class _work_directory:  # noqa: N801 - used like contextlib helpers

@@ -9,13 +9,14 @@ engine turns them into rows of a distributed dataset.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .dom import analyse, page_signature
 from .errors import InputError, RecordError
 from .index import IndexEntry, RunWriter
+from .meter import Meter, Report, input_bytes
 from .pages import PageLimits, html_page
 from .pagestore import PageEntry, PageStoreWriter
 from .reader import Span, WarcRecord, iter_selected
@@ -26,7 +27,6 @@ __all__ = ["ScanJob", "ScanSpec", "ScannedPage", "scan_file", "scan_pages"]
 
 log = logging.getLogger(__name__)
 
-PROGRESS_EVERY = 256
 UNADDRESSABLE = (
     "records share gzip members or zstd frames, so random access is impossible: "
     "`warcdeboil recompress` rewrites the file one member per record"
@@ -78,7 +78,7 @@ def record_problem(
 
 
 def scan_pages(
-    spec: ScanSpec, tally: Tally, progress: Callable[[int], None] | None = None
+    spec: ScanSpec, tally: Tally, progress: Report | None = None
 ) -> Iterator[ScannedPage]:
     """Parse every HTML page of one archive once; count every record in ``tally``.
 
@@ -86,12 +86,14 @@ def scan_pages(
     all is counted as one problem of the input, and the pages read before it stay valid.
     """
     keyer = SiteKeyer(spec.site_key)
+    meter = None if progress is None else Meter(
+        progress, input_bytes(spec.path, spec.spans), selected=spec.spans is not None)
     unaddressable = 0
     try:
         for ordinal, record in enumerate(iter_selected(spec.path, spec.spans)):
             tally.records += 1
-            if progress is not None and tally.records % PROGRESS_EVERY == 0:
-                progress(PROGRESS_EVERY)
+            if meter is not None:
+                meter.record(record.offset, record.length)
             if record.error is not None:
                 record_problem(tally, spec.path, record, record.error, spec.fail_fast)
                 if not record.headers:
@@ -131,11 +133,11 @@ def scan_pages(
         # Not a failure (every record was read), but the file is not standard: say so.
         tally.problems[UNADDRESSABLE] += unaddressable
         log.warning("%s: %d records: %s", spec.path, unaddressable, UNADDRESSABLE)
-    if progress is not None:
-        progress(tally.records % PROGRESS_EVERY)
+    if meter is not None:
+        meter.finish()
 
 
-def scan_file(job: ScanJob, progress: Callable[[int], None] | None = None) -> Tally:
+def scan_file(job: ScanJob, progress: Report | None = None) -> Tally:
     """Index every HTML page of one archive into sorted runs, and keep its page store."""
     tally = Tally(job.spec.path)
     runs = RunWriter(Path(job.index_dir), job.spec.file_id, job.partitions, job.run_bytes)

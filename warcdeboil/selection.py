@@ -50,6 +50,7 @@ __all__ = [
     "read_cdx",
     "read_parquet",
     "read_selection",
+    "selected_files",
 ]
 
 Selection = dict[str, list[Span]]
@@ -276,6 +277,19 @@ def group_spans(records: Iterable[SelectedRecord]) -> Selection:
         if record.length > 0 and record.offset >= 0:
             spans[record.filename].add((record.offset, record.length))
     return {name: sorted(found) for name, found in sorted(spans.items())}
+
+
+def selected_files(base: str, selection: Selection) -> list[tuple[str, str, list[Span]]]:
+    """The files a selection names, as (location, name relative to the output directory, spans):
+    a name the index gives as a URL or an absolute path is taken as it is, else relative to
+    ``base``; the output keeps the name's own directories."""
+    from .remote import join
+
+    files = []
+    for name, spans in sorted(selection.items()):
+        location = name if is_remote(name) or name.startswith("/") else join(base, name)
+        files.append((location, name.split("://", 1)[-1].lstrip("/"), spans))
+    return files
 
 
 def read_selection(location: str, sites: SiteFilter) -> Selection:

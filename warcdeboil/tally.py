@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 __all__ = ["Tally", "reason_key"]
@@ -58,6 +58,19 @@ class Tally:
                      "removed_blocks"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.problems.update(other.problems)
+
+    def to_state(self) -> dict[str, Any]:
+        """Every field, as JSON can hold it (what :meth:`from_state` reads back)."""
+        state = asdict(self)
+        state["problems"] = dict(self.problems)
+        return state
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> Tally:
+        names = {f.name for f in fields(cls)}
+        tally = cls(**{k: v for k, v in state.items() if k in names and k != "problems"})
+        tally.problems = Counter(state.get("problems") or {})
+        return tally
 
     def to_dict(self) -> dict[str, Any]:
         return {

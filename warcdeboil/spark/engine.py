@@ -25,11 +25,12 @@ from functools import partial
 from typing import Any, TypeVar
 
 from ..errors import ConfigError, JobError
+from ..meter import input_bytes
 from ..pipeline import FitStats, Options, Progress, RunSummary
-from ..remote import discover, is_remote, join
-from ..selection import SiteFilter, index_kind, read_selection
+from ..remote import discover, exists
+from ..selection import SiteFilter, index_kind, read_selection, selected_files
 from ..tally import Tally
-from .progress import StageMonitor
+from .progress import Counts, StageMonitor
 from .session import build_session
 from .tasks import (
     INDEX_COLUMNS,
@@ -45,6 +46,7 @@ from .tasks import (
     is_entry,
     is_fitted,
     is_tally,
+    output_location,
     scan_task,
     tally_of,
 )
@@ -69,18 +71,27 @@ def run_spark(
     conf: dict[str, str] | None = None,
     select: IndexSelection | None = None,
     progress: Progress | None = None,
+    resume: bool = False,
 ) -> RunSummary:
     """Index, fit and apply on Spark: what :func:`warcdeboil.clean` does on one machine.
 
     ``inputs`` are archive files or directories (local paths or URLs); with ``select``, they are
     the one location the index's file names are relative to. Without ``session``, one is built
-    with ``master`` and ``conf`` and stopped at the end.
+    with ``master`` and ``conf`` and stopped at the end. With ``resume``, inputs whose output
+    exists are not written again (outputs appear under their final name only when complete);
+    every input is still scanned, so that the fit, and every output, is that of a whole run.
     """
     options = options or Options()
     spark = session if session is not None else build_session(master, conf or {})
     try:
         files = input_files(spark, inputs, select)
-        return _run(spark, files, output, options, progress)
+        done = frozenset(f.file_id for f in files if exists(output_location(output, f, options))
+                         ) if resume else frozenset()
+        if len(done) == len(files) and files:
+            return RunSummary(inputs=len(files), resumed=len(done))
+        summary = _run(spark, files, output, options, progress, done)
+        summary.resumed = len(done)
+        return summary
     finally:
         if session is None:
             spark.stop()
@@ -104,16 +115,13 @@ def input_files(
         selection = read_cc_index(spark, index, sites)
     else:
         selection = read_selection(index, sites)
-    files = []
-    for i, (name, spans) in enumerate(sorted(selection.items())):
-        location = name if is_remote(name) or name.startswith("/") else join(inputs[0], name)
-        rel = name.split("://", 1)[-1].lstrip("/")
-        files.append(InputFile(i, location, rel, tuple(spans)))
-    return files
+    return [InputFile(i, location, rel, tuple(spans))
+            for i, (location, rel, spans) in enumerate(selected_files(inputs[0], selection))]
 
 
 def _run(
-    spark: Any, files: list[InputFile], output: str, options: Options, progress: Progress | None
+    spark: Any, files: list[InputFile], output: str, options: Options, progress: Progress | None,
+    done: frozenset[int] = frozenset(),
 ) -> RunSummary:
     from pyspark import StorageLevel
 
@@ -126,11 +134,12 @@ def _run(
 
     # Pass 1: one task per input file; its rows stay on the cluster for the fit and the join.
     inputs = context.parallelize(files, len(files))
-    scan_records = context.accumulator(0)
-    scanned = inputs.flatMap(partial(scan_task, settings, count=scan_records.add)).persist(
+    scan_counts = Counts(context)
+    scanned = inputs.flatMap(partial(scan_task, settings, count=scan_counts.add)).persist(
         StorageLevel.MEMORY_AND_DISK
     )
-    with monitor.stage("scan", len(files), scan_records):
+    size = sum(input_bytes(f.location, f.spans) for f in files)
+    with monitor.stage("scan", len(files), scan_counts, size):
         rows = _action(lambda: scanned.filter(is_tally).map(tally_of).collect())
     summary.scan_files = _in_order(rows)
     entries = scanned.filter(is_entry)
@@ -145,11 +154,13 @@ def _run(
     # Pass 2: each file with the fitted profiles of its own sites (a join, not a broadcast).
     fitted = profiles.filter(is_fitted).map(fitted_profile)
     needed = entries.map(file_sites).distinct().join(fitted).values().groupByKey()
-    jobs = inputs.keyBy(_file_id).leftOuterJoin(needed, len(files))
-    write_records = context.accumulator(0)
-    with monitor.stage("write", len(files), write_records):
+    todo = inputs.filter(lambda file: file.file_id not in done) if done else inputs
+    jobs = todo.keyBy(_file_id).leftOuterJoin(needed, max(1, len(files) - len(done)))
+    write_counts = Counts(context)
+    size = sum(input_bytes(f.location, f.spans) for f in files if f.file_id not in done)
+    with monitor.stage("write", len(files) - len(done), write_counts, size):
         tallies = _action(
-            lambda: jobs.map(partial(apply_task, settings, count=write_records.add)).collect()
+            lambda: jobs.map(partial(apply_task, settings, count=write_counts.add)).collect()
         )
     summary.apply_files = sorted(tallies, key=lambda t: _order(files, t))
     scanned.unpersist()

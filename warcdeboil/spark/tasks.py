@@ -28,6 +28,7 @@ from ..compression import Codec
 from ..errors import InputError
 from ..fit import FitParams, fit_site, group_by_site
 from ..index import decode_entry, encode_entry, sort_key
+from ..meter import input_bytes
 from ..pipeline import FitStats, Options, output_name
 from ..profiles import ProfileRow, profile_from_row, profile_row
 from ..reader import Span, open_archive
@@ -48,6 +49,7 @@ __all__ = [
     "is_fitted",
     "is_tally",
     "index_row",
+    "output_location",
     "scan_task",
     "tally_of",
 ]
@@ -88,10 +90,11 @@ class TaskSettings:
 
 
 def scan_task(
-    settings: TaskSettings, file: InputFile, *, count: Callable[[int], None] | None = None
+    settings: TaskSettings, file: InputFile, *, count: Callable[[int, int], None] | None = None
 ) -> Iterator[ScanRow]:
-    """Scan one input: a row per indexed page, then the file's tally. ``count(records)`` is
-    called once the file is read (Spark: an accumulator, for progress)."""
+    """Scan one input: a row per indexed page, then the file's tally. ``count(records, nbytes)``
+    is called once the file is read (Spark: accumulators, for progress; they reach the driver
+    when the task ends, so nothing finer is sent)."""
     options = settings.options
     spec = ScanSpec(file.location, file.file_id, options.site_key, options.limits,
                     options.fail_fast, options.structure, file.spans)
@@ -102,7 +105,7 @@ def scan_task(
             yield (ENTRY, entry.site, entry.file_id, sort_key(entry), encode_entry(entry),
                    entry.url_key, entry.offset, entry.length)
     if count is not None:
-        count(tally.records)
+        count(tally.records, input_bytes(file.location, file.spans))
     yield (TALLY, file.file_id, tally)
 
 
@@ -192,13 +195,20 @@ def apply_task(
     settings: TaskSettings,
     item: tuple[int, tuple[InputFile, Sequence[ProfileRow] | None]],
     *,
-    count: Callable[[int], None] | None = None,
+    count: Callable[[int, int], None] | None = None,
 ) -> Tally:
     """Clean one input with the profiles of its sites, into the output directory."""
     tally = _apply(settings, *item[1])
     if count is not None:
-        count(tally.records or tally.cleaned)
+        file = item[1][0]
+        count(tally.records or tally.cleaned, input_bytes(file.location, file.spans))
     return tally
+
+
+def output_location(output: str, file: InputFile, options: Options) -> str:
+    """Where the output of ``file`` goes under the output directory ``output``."""
+    codec = options.compress or _codec_of(file.location)
+    return join(output, output_name(file.rel, options.format, codec))
 
 
 def _apply(settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None) -> Tally:
