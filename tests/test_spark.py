@@ -81,6 +81,34 @@ def test_every_codec_equals_the_local_run(
     assert len(_files(distributed)) == 4
 
 
+@pytest.mark.parametrize("fmt", [OutputFormat.WARC, OutputFormat.JSONL], ids=lambda f: f.value)
+def test_inputs_of_one_stem_get_the_local_engines_names(
+    spark, tmp_path: Path, fmt: OutputFormat
+) -> None:
+    """sample.warc, .warc.gz and .warc.zst side by side (JSONL names once met), and a link to one
+    of them (read once): both engines plan the same four outputs."""
+    src = tmp_path / "codecs"
+    shutil.copytree(FIXTURES / "codecs", src)
+    (src / "link.warc.gz").symlink_to(src / "sample.warc.gz")
+    local, distributed = _both(spark, src, tmp_path, Options(workers=1, format=fmt))
+    _assert_same_outputs(local, distributed)
+    assert len(_files(distributed)) == 4
+
+
+def test_an_output_directory_holding_an_input_is_refused(spark, tmp_path: Path) -> None:
+    from warcdeboil.errors import PlanError
+
+    src = tmp_path / "in"
+    shutil.copytree(FIXTURES / "crawl", src)
+    with pytest.raises(PlanError, match="the output directory is or holds the input"):
+        run_spark([str(src)], str(src), Options(), session=spark)
+    assert sorted(p.name for p in src.iterdir()) == ["crawl-00000.warc.gz", "crawl-00001.warc.gz"]
+    summary = run_spark([str(src)], str(src / "out"), Options(), session=spark)
+    assert summary.inputs == 2  # the output inside the input is not searched
+    again = run_spark([str(src)], str(src / "out"), Options(), session=spark)
+    assert again.inputs == 2 and again.to_dict()["pages"] == summary.to_dict()["pages"]
+
+
 def _records(path: Path) -> list[bytes]:
     if path.name.endswith((".jsonl.gz", ".jsonl")):
         opener = gzip.open if path.name.endswith(".gz") else open
@@ -114,7 +142,7 @@ def test_urls_through_fsspec_read_and_write_like_paths(spark, tmp_path: Path) ->
     summary = run_spark([f"local://{FIXTURES / 'crawl'}"], f"local://{tmp_path / 'remote'}",
                         options, session=spark)
     _assert_same_outputs(tmp_path / "local", tmp_path / "remote")
-    assert summary.outputs == [f"local://{tmp_path / 'remote'}/crawl-0000{i}.warc.wet.zst"
+    assert summary.outputs == [f"local://{tmp_path / 'remote'}/crawl-0000{i}.warc.gz.warc.wet.zst"
                                for i in range(2)]
     assert not list((tmp_path / "remote").glob(".*"))  # no temporary part left behind
 

@@ -40,12 +40,13 @@ from .fit import SiteProfile
 from .language import identify, iso639_3, primary_subtag
 from .markdown import render
 from .meter import Meter, Report, input_bytes
+from .names import escape_name
 from .pages import HtmlPage, PageLimits, html_page
 from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
 from .reader import Span, WarcRecord, iter_selected, open_archive
 from .recompress import repaired_record
-from .scan import UNADDRESSABLE, record_problem
+from .scan import UNADDRESSABLE, no_records, record_problem
 from .sitekey import SiteKeyer, SiteKeyMode
 from .tally import Tally
 from .writer import AtomicFile, WarcWriter, rebuild_record, sha1_digest
@@ -226,6 +227,8 @@ def _apply_records(
                 analyse(page.markup, structure=job.structure),
             )
         _emit(entry, record, page, keyer, lookup, sink, tally, job.mode)
+    if tally.records == 0 and not tally.problems and job.spans is None:
+        no_records(tally, job.path, seen=seen)
 
 
 def _unaddressable_counted(
@@ -473,7 +476,8 @@ class _JsonlSink(_Sink):
             filename="", mode="wb", fileobj=out, mtime=0, compresslevel=JSONL_GZIP_LEVEL
         ) if codec is not Codec.NONE else None
         self._out: BinaryIO = self._gzip if self._gzip is not None else out  # type: ignore[assignment]
-        self._warc_file = os.path.basename(source_path)
+        # The name as valid UTF-8: bytes that are not UTF-8 percent-encoded (names.escape_name).
+        self._warc_file = escape_name(os.path.basename(source_path))
         self._markdown = markdown
 
     def page(

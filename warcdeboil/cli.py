@@ -239,8 +239,10 @@ def _setup_logging(verbose: bool, quiet: bool = False) -> None:
 def _fail(exc: BaseException, verbose: bool) -> None:
     if verbose:
         raise exc
+    from .errors import PlanError
+
     typer.echo(f"warcdeboil: error: {exc}", err=True)
-    raise typer.Exit(1)
+    raise typer.Exit(2 if isinstance(exc, PlanError) else 1)  # a plan refused: usage
 
 
 def _print_summary(data: dict[str, Any], quiet: bool, pages: str = "cleaned pages") -> None:
@@ -371,8 +373,14 @@ def clean(
     from .pipeline import clean as run_clean
 
     _setup_logging(verbose, quiet)
+    _usable(fmt, mode)
     if engine is Engine.SPARK:
         _spark_ready(work_dir, keep_work_dir)
+    elif _is_url(output):
+        raise typer.BadParameter(
+            f"{output}: the local engine writes to local paths (or file:// URLs); other URLs "
+            "need --engine spark", param_hint="--output",
+        )
     elif spark_master or spark_conf:
         raise typer.BadParameter("applies to --engine spark only", param_hint="--spark-master")
     if sites and not select_index:
@@ -401,6 +409,21 @@ def clean(
     _report(data, json_summary, quiet)
     if data["problems"]:
         raise typer.Exit(3)
+
+
+def _usable(fmt: OutputFormat, mode: Mode | None) -> None:
+    """Combinations of options that cannot work: a usage error (exit status 2)."""
+    if fmt is OutputFormat.WARC and mode is Mode.CONTENT:
+        raise typer.BadParameter(
+            "--mode content writes text: use --format jsonl, text or markdown (WARC output "
+            "keeps the HTML and removes the template only)", param_hint="--mode",
+        )
+
+
+def _is_url(location: str) -> bool:
+    from .remote import is_remote
+
+    return is_remote(location)
 
 
 def _spark_ready(work_dir: Path | None, keep_work_dir: bool) -> None:
@@ -511,7 +534,7 @@ def fit(
 @app.command()
 def apply(
     inputs: Inputs,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Output directory.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Output directory (a path).")],
     profiles: Annotated[Path, typer.Option("--profiles", help="Site profiles from `fit`.")],
     fmt: Format = OutputFormat.WARC,
     mode: ModeOption = None,
@@ -524,14 +547,16 @@ def apply(
 ) -> None:
     """Pass 2: clean archives with existing site profiles (also archives not in the fit)."""
     from .pipeline import apply_profiles, discover_inputs
+    from .plan import local_output_dir
 
     _setup_logging(verbose, quiet)
+    _usable(fmt, mode)
     try:
         options = _options(
             format=fmt, mode=mode, compress=compress, workers=workers, max_iou=0.95,
             min_occurrence=1, zstd_dictionary=zstd_dict,
         )
-        found = discover_inputs(inputs)
+        found = discover_inputs(inputs, exclude=local_output_dir(output))
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             tallies = apply_profiles(found, output, profiles, options, bars)
     except WarcDeboilError as exc:
@@ -546,7 +571,7 @@ def apply(
 @app.command()
 def recompress(
     inputs: Inputs,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Output directory.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Output directory (a path).")],
     compress: Annotated[
         str, typer.Option("--compress", metavar="<gzip|zstd|none>",
                           help="gzip (default), zstd or none.")
@@ -557,15 +582,18 @@ def recompress(
     """Rewrite archives one gzip member (or zstd frame) per record, so they can be read by
     offset: fixes whole-file gzip streams, shared members, and turns ARC into WARC."""
     from .apply import OutputFormat as Format
-    from .pipeline import discover_inputs, output_path
+    from .pipeline import discover_inputs
+    from .plan import check_writable, local_output_dir, plan_outputs
     from .recompress import recompress_file
 
     _setup_logging(verbose, quiet)
     codec = _codec(compress)
     try:
-        found = discover_inputs(inputs)
-        tallies = [recompress_file(path, output_path(output, rel, Format.WARC, codec), codec)
-                   for path, rel in found]
+        out = local_output_dir(output)
+        found = discover_inputs(inputs, exclude=out)
+        planned = plan_outputs(found, out, Format.WARC, codec)
+        check_writable(out)
+        tallies = [recompress_file(plan.path, plan.output, codec) for plan in planned]
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return

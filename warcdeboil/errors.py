@@ -4,6 +4,7 @@ Every error the library raises on purpose derives from one root::
 
     WarcDeboilError
     ├── ConfigError           bad option, unusable path, missing optional dependency
+    │   └── PlanError          inputs and outputs that cannot go together (a usage error)
     ├── InputError            an input file cannot be used at all (not an archive, unreadable)
     │   └── RandomAccessError  records cannot be read by offset (e.g. one gzip stream for the file)
     ├── RecordError           one record is malformed; the run goes on with the next one
@@ -21,6 +22,7 @@ __all__ = [
     "InputError",
     "JobError",
     "PayloadError",
+    "PlanError",
     "RandomAccessError",
     "RecordError",
     "WarcDeboilError",
@@ -34,6 +36,11 @@ class WarcDeboilError(Exception):
 
 class ConfigError(WarcDeboilError):
     """An option or path given by the user cannot be used."""
+
+
+class PlanError(ConfigError):
+    """The inputs and the output directory given cannot go together: an output would overwrite
+    an input or another output, or the output directory holds an input."""
 
 
 class InputError(WarcDeboilError):

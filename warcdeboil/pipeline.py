@@ -23,16 +23,23 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .apply import ApplyJob, Mode, OutputFormat, apply_file, default_mode, needs_structure
-from .compression import Codec, detect_codec
+from .compression import Codec
 from .errors import ConfigError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
 from .meter import input_bytes
+from .names import escape_name
 from .pages import PageLimits
 from .pagestore import PAGE_STORE_FORMAT, page_store_path
+from .plan import (
+    check_writable,
+    discover_local,
+    local_output_dir,
+    output_name,
+    plan_outputs,
+)
 from .profiles import ProfileWriter, profile_path
 from .reader import Span
-from .remote import ARCHIVE_SUFFIXES
 from .scan import ScanJob, ScanSpec, scan_file
 from .selection import SiteFilter, read_selection, selected_files
 from .sitekey import SiteKeyMode
@@ -168,7 +175,7 @@ class RunSummary:
 
     @property
     def outputs(self) -> list[str]:
-        return sorted(t.output for t in self.apply_files if t.output)
+        return sorted(escape_name(t.output) for t in self.apply_files if t.output)
 
     def to_dict(self) -> dict[str, Any]:
         files = self.files
@@ -200,72 +207,20 @@ class RunSummary:
 # -- inputs and outputs ---------------------------------------------------------------------
 
 
-def discover_inputs(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[Path, Path]]:
-    """Archive files named or found (recursively) under the given paths.
+def discover_inputs(
+    paths: Iterable[str | os.PathLike[str]], exclude: Path | None = None
+) -> list[tuple[Path, Path]]:
+    """Archive files named or found (recursively) under the given paths, each file once.
 
-    Returns (file, name relative to the output directory) pairs in a stable order.
+    Returns (file, name relative to the output directory) pairs in a stable order; nothing under
+    ``exclude`` (the output directory) is taken from a directory's search.
     """
-    found: list[tuple[Path, Path]] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for child in sorted(path.rglob("*")):
-                if child.is_file() and child.name.lower().endswith(ARCHIVE_SUFFIXES):
-                    found.append((child, child.relative_to(path)))
-        elif path.is_file():
-            found.append((path, Path(path.name)))
-        else:
-            raise ConfigError(f"{path}: no such file or directory")
-    if not found:
-        raise ConfigError("no WARC or ARC files (.warc, .warc.gz, .warc.zst, .arc, .arc.gz) found")
-    names = Counter(rel for _, rel in found)
-    clashes = [str(rel) for rel, count in names.items() if count > 1]
-    if clashes:
-        raise ConfigError(f"two inputs would write the same output: {', '.join(clashes[:3])}")
-    return found
-
-
-def _strip_archive_suffix(name: str) -> str:
-    lower = name.lower()
-    for suffix in sorted(ARCHIVE_SUFFIXES, key=len, reverse=True):
-        if lower.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
-def input_codec(path: Path) -> Codec:
-    """The codec of an input (plain when it cannot be opened: reading it will say why)."""
-    try:
-        with open(path, "rb") as fh:
-            return detect_codec(fh.read(8))
-    except OSError:
-        return Codec.NONE
+    return discover_local(paths, exclude)
 
 
 def output_path(out_dir: Path, rel: Path, fmt: OutputFormat, codec: Codec) -> Path:
-    """Where the output of one input goes: same base name, the format's suffix."""
+    """Where the output of one input goes (see :func:`.plan.output_name`)."""
     return out_dir / output_name(rel.as_posix(), fmt, codec)
-
-
-def output_name(rel: str, fmt: OutputFormat, codec: Codec) -> str:
-    """The output's name relative to the output directory (POSIX), for an input whose name
-    relative to its input directory is ``rel``.
-
-    >>> output_name("2024/a.warc.gz", OutputFormat.TEXT, Codec.GZIP)
-    '2024/a.warc.wet.gz'
-    """
-    parent, _, name = rel.rpartition("/")
-    base = _strip_archive_suffix(name)
-    suffix = {
-        OutputFormat.WARC: ".warc",
-        OutputFormat.TEXT: ".warc.wet",
-        OutputFormat.JSONL: ".jsonl",
-        OutputFormat.MARKDOWN: ".md.jsonl",
-    }[fmt]
-    if codec is Codec.ZSTD and fmt in (OutputFormat.JSONL, OutputFormat.MARKDOWN):
-        codec = Codec.GZIP  # JSONL is one gzip stream; zstd is for WARC records
-    output = f"{base}{suffix}{codec.suffix}"
-    return f"{parent}/{output}" if parent else output
 
 
 # -- running jobs ---------------------------------------------------------------------------
@@ -502,7 +457,7 @@ def profile_stats(profiles_dir: Path) -> FitStats:
 
 def apply_profiles(
     inputs: Sequence[tuple[Path, Path]],
-    out_dir: Path,
+    out_dir: str | os.PathLike[str],
     profiles_dir: Path | None,
     options: Options,
     progress: Progress | None = None,
@@ -522,12 +477,14 @@ def apply_profiles(
         meta = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
         partitions = int(meta["partitions"])
         site_key = SiteKeyMode(meta["site_key"])
+    out_dir = local_output_dir(out_dir)
+    planned = plan_outputs(inputs, out_dir, options.format, options.compress)
+    check_writable(out_dir)
     jobs = []
-    for i, (path, rel) in enumerate(inputs):
-        codec = options.compress or input_codec(path)
+    for i, plan in enumerate(planned):
         jobs.append(ApplyJob(
-            str(path), str(output_path(out_dir, rel, options.format, codec)), options.format,
-            codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
+            str(plan.path), str(plan.output), options.format,
+            plan.codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
             options.limits, str(page_stores[i]) if page_stores is not None else None,
             options.zstd_dictionary, options.fail_fast, options.effective_mode,
             spans[i] if spans is not None else None,
@@ -563,19 +520,18 @@ def clean(
     is then the one directory its file names are relative to.
     """
     options = options or Options()
+    # The plan, before the first record is read: inputs, outputs, and that they can be written.
+    out = local_output_dir(out_dir)
     found, spans = _selected(inputs, select) if select is not None else (
-        discover_inputs(inputs), None)
+        discover_inputs(inputs, exclude=out), None)
+    planned = plan_outputs(found, out, options.format, options.compress)
+    check_writable(out)
     paths = [p for p, _ in found]
     span_of = dict(zip(paths, spans, strict=True)) if spans is not None else None
     summary = RunSummary(inputs=len(found))
-    out = Path(out_dir)
     todo = found
     if resume:
-        todo = [
-            (p, rel) for p, rel in found
-            if not output_path(out, rel, options.format, options.compress or input_codec(p))
-            .exists()
-        ]
+        todo = [(plan.path, plan.rel) for plan in planned if not plan.output.exists()]
         summary.resumed = len(found) - len(todo)
         if not todo:
             return summary

@@ -22,21 +22,22 @@ stores a copy, so a final name still only ever holds a complete file).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import uuid
-from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import unquote, urlsplit
 
-from .errors import ConfigError, InputError
+from .errors import ConfigError, InputError, PlanError
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
     "discover",
     "exists",
+    "filesystem",
     "is_remote",
     "join",
     "local_path",
@@ -51,6 +52,7 @@ SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 # does not dominate (object stores answer in tens of milliseconds), small against a 1 GB WARC.
 STREAM_BLOCK_BYTES = 8 << 20
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
+log = logging.getLogger(__name__)
 FSSPEC_HINT = (
     "pip install 'warcdeboil[spark]' (fsspec) and the filesystem's own package "
     "(s3fs for s3://, gcsfs for gs://)"
@@ -89,7 +91,7 @@ def _fsspec_url(location: str) -> str:
     return location
 
 
-def _filesystem(location: str) -> tuple[Any, str]:
+def filesystem(location: str) -> tuple[Any, str]:
     """The fsspec filesystem of a URL and the path inside it."""
     try:
         import fsspec
@@ -104,7 +106,7 @@ def _filesystem(location: str) -> tuple[Any, str]:
 def open_remote(location: str, *, random_access: bool = False) -> BinaryIO:
     """Open a URL for reading: streaming with read-ahead, or (``random_access``) with every
     ``read`` one ranged request for exactly the bytes asked for."""
-    fs, path = _filesystem(location)
+    fs, path = filesystem(location)
     cache = {"cache_type": "none"} if random_access else {
         "cache_type": "readahead", "block_size": STREAM_BLOCK_BYTES,
     }
@@ -119,14 +121,14 @@ def exists(location: str) -> bool:
     """Whether a file is at ``location``."""
     if not is_remote(location):
         return os.path.exists(local_path(location))
-    fs, path = _filesystem(location)
+    fs, path = filesystem(location)
     return bool(fs.exists(path))
 
 
 def upload(local: Path, location: str) -> None:
     """Put a finished local file at ``location``: first under a temporary name, then moved, so
     that the final name never holds part of a file."""
-    fs, path = _filesystem(location)
+    fs, path = filesystem(location)
     parent, _, name = path.rpartition("/")
     temporary = f"{parent}/.{name}.{uuid.uuid4().hex}.part" if parent else f".{name}.part"
     try:
@@ -139,7 +141,7 @@ def upload(local: Path, location: str) -> None:
 
 
 def _remote_archives(location: str) -> list[tuple[str, str]]:
-    fs, path = _filesystem(location)
+    fs, path = filesystem(location)
     prefix = scheme(location) + "://"
     try:
         if fs.isdir(path):
@@ -156,29 +158,78 @@ def _remote_archives(location: str) -> list[tuple[str, str]]:
     raise ConfigError(f"{location}: no such file or directory")
 
 
-def _local_archives(location: str) -> list[tuple[str, str]]:
+def _local_archives(location: str, skip: str | None) -> list[tuple[str, str]]:
     path = Path(local_path(location))
     if path.is_dir():
         return [
             (str(child), child.relative_to(path).as_posix())
             for child in sorted(path.rglob("*"))
             if child.is_file() and child.name.lower().endswith(ARCHIVE_SUFFIXES)
+            and not (skip and _under(os.path.realpath(child), skip))
         ]
     if path.is_file():
         return [(str(path), path.name)]
     raise ConfigError(f"{location}: no such file or directory")
 
 
-def discover(locations: Iterable[str]) -> list[tuple[str, str]]:
+def _under(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _identity(location: str) -> object:
+    """What makes two locations one file: device and inode for a local file, else the URL."""
+    if is_remote(location):
+        return _fsspec_url(location)
+    try:
+        stat = os.stat(local_path(location))
+    except OSError:
+        return location
+    return stat.st_dev, stat.st_ino
+
+
+def _is_link(location: str) -> bool:
+    return not is_remote(location) and os.path.islink(local_path(location))
+
+
+def discover(locations: Iterable[str], exclude: str | None = None) -> list[tuple[str, str]]:
     """Archive files named or found (recursively) under the given locations, as (location,
-    name relative to the output directory) pairs in a stable order."""
+    name relative to the output directory) pairs in a stable order.
+
+    A file reached twice (named twice, or through a link) is listed once; nothing under the
+    local directory ``exclude`` (the output directory) is taken from a directory's search; two
+    files of the same relative name (they would share an output) are refused, both named.
+    """
+    skip = None
+    if exclude is not None and not is_remote(exclude):
+        skip = os.path.realpath(local_path(exclude))
     found: list[tuple[str, str]] = []
     for location in locations:
-        found += _remote_archives(location) if is_remote(location) else _local_archives(location)
+        if is_remote(location):
+            found += _remote_archives(location)
+        elif (skip and exclude and os.path.exists(local_path(location))
+              and _under(os.path.realpath(local_path(location)), skip)):
+            raise PlanError(f"{exclude}: the output directory is or holds the input {location}; "
+                            "choose an output directory outside the inputs")
+        else:
+            found += _local_archives(location, skip)
     if not found:
         raise ConfigError("no WARC or ARC files (.warc, .warc.gz, .warc.zst, .arc, .arc.gz) found")
-    names = Counter(rel for _, rel in found)
-    clashes = [rel for rel, count in names.items() if count > 1]
-    if clashes:
-        raise ConfigError(f"two inputs would write the same output: {', '.join(clashes[:3])}")
-    return found
+    kept: list[tuple[str, str]] = []
+    identities = [_identity(location) for location, _ in found]
+    chosen: dict[object, int] = {}  # a file reached twice: a name that is not a symlink wins
+    for i, identity in enumerate(identities):
+        if identity not in chosen or (
+                _is_link(found[chosen[identity]][0]) and not _is_link(found[i][0])):
+            chosen[identity] = i
+    names: dict[str, str] = {}
+    for i, (identity, (location, rel)) in enumerate(zip(identities, found, strict=True)):
+        if chosen[identity] != i:
+            log.warning("%s: the same file as %s, read once", location,
+                        found[chosen[identity]][0])
+            continue
+        if rel in names:
+            raise PlanError(f"{names[rel]} and {location} would both be written to the same "
+                            "output; clean them in two runs, or to two output directories")
+        names[rel] = location
+        kept.append((location, rel))
+    return kept

@@ -27,6 +27,7 @@ __all__ = ["ScanJob", "ScanSpec", "ScannedPage", "scan_file", "scan_pages"]
 
 log = logging.getLogger(__name__)
 
+NO_RECORDS = "no WARC or ARC record in the input (empty, or blank bytes only)"
 UNADDRESSABLE = (
     "records share gzip members or zstd frames, so random access is impossible: "
     "`warcdeboil recompress` rewrites the file one member per record"
@@ -63,6 +64,14 @@ class ScannedPage:
 
     entry: PageEntry  # what pass 2 needs (the local engine stores it)
     index: IndexEntry | None  # what the fit needs; None when the URL names no site
+
+
+def no_records(tally: Tally, path: str, *, seen: bool = False) -> None:
+    """Count an input that holds no record at all (empty, or only blank bytes) as a problem:
+    it is read to the end, so the run goes on, but nothing came of it."""
+    tally.problem(NO_RECORDS)
+    if not seen:
+        log.warning("%s: %s", path, NO_RECORDS)
 
 
 def record_problem(
@@ -129,6 +138,8 @@ def scan_pages(
             raise
         tally.problem(str(exc).split(": ", 1)[-1])
         log.error("%s", exc)
+    if tally.records == 0 and not tally.problems and spec.spans is None:
+        no_records(tally, spec.path)
     if unaddressable:
         # Not a failure (every record was read), but the file is not standard: say so.
         tally.problems[UNADDRESSABLE] += unaddressable

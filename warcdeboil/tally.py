@@ -12,6 +12,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from .names import escape_name
+
 __all__ = ["Tally", "reason_key"]
 
 _DETAILS = re.compile(r"\s*\([^)]*\)")
@@ -74,7 +76,8 @@ class Tally:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "path": self.path, "output": self.output, "records": self.records,
+            "path": escape_name(self.path), "output": escape_name(self.output),
+            "records": self.records,
             "cleaned": self.cleaned, "carried": self.carried, "skipped": self.skipped,
             "problems": dict(sorted(self.problems.items())),
         }

@@ -19,15 +19,18 @@ to the driver as the same :class:`~warcdeboil.pipeline.RunSummary` the local eng
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import ConfigError, JobError
 from ..meter import input_bytes
 from ..pipeline import FitStats, Options, Progress, RunSummary
-from ..remote import discover, exists
+from ..plan import check_writable, holds_input
+from ..remote import discover, exists, filesystem, is_remote, local_path
 from ..selection import SiteFilter, index_kind, read_selection, selected_files
 from ..tally import Tally
 from .progress import Counts, StageMonitor
@@ -82,9 +85,14 @@ def run_spark(
     every input is still scanned, so that the fit, and every output, is that of a whole run.
     """
     options = options or Options()
+    if select is None:  # the plan, before a session is built: see warcdeboil.plan
+        files = input_files(None, inputs, None, output)
+        check_output(output, files)
     spark = session if session is not None else build_session(master, conf or {})
     try:
-        files = input_files(spark, inputs, select)
+        if select is not None:
+            files = input_files(spark, inputs, select, output)
+            check_output(output, files)
         done = frozenset(f.file_id for f in files if exists(output_location(output, f, options))
                          ) if resume else frozenset()
         if len(done) == len(files) and files:
@@ -98,11 +106,13 @@ def run_spark(
 
 
 def input_files(
-    spark: Any, inputs: Sequence[str], select: IndexSelection | None
+    spark: Any, inputs: Sequence[str], select: IndexSelection | None, output: str | None = None
 ) -> list[InputFile]:
-    """The run's inputs: archives found under ``inputs``, or the files an index names."""
+    """The run's inputs: archives found under ``inputs`` (never under the ``output``
+    directory), or the files an index names."""
     if select is None:
-        return [InputFile(i, location, rel) for i, (location, rel) in enumerate(discover(inputs))]
+        found = discover(inputs, exclude=output)
+        return [InputFile(i, location, rel) for i, (location, rel) in enumerate(found)]
     if len(inputs) != 1:
         raise ConfigError(
             "--select-index takes one input: the directory or URL prefix its file names are "
@@ -166,6 +176,22 @@ def _run(
     scanned.unpersist()
     profiles.unpersist()
     return summary
+
+
+def check_output(output: str, files: Sequence[InputFile]) -> None:
+    """Refuse, in one line, an output directory that is or holds an input, one that cannot be
+    written (a local one), or a URL no filesystem is installed for."""
+    if is_remote(output):
+        filesystem(output)
+        return
+    out_dir = Path(local_path(output))
+    out_real = os.path.realpath(out_dir)
+    for file in files:
+        if not is_remote(file.location):
+            real = os.path.realpath(local_path(file.location))
+            if real == out_real or real.startswith(out_real.rstrip(os.sep) + os.sep):
+                raise holds_input(output, file.location)
+    check_writable(out_dir)
 
 
 def index_frame(spark: Any, entries: Any) -> Any:

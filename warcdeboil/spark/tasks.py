@@ -20,6 +20,7 @@ import logging
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ from ..errors import InputError
 from ..fit import FitParams, fit_site, group_by_site
 from ..index import decode_entry, encode_entry, sort_key
 from ..meter import input_bytes
-from ..pipeline import FitStats, Options, output_name
+from ..pipeline import FitStats, Options
+from ..plan import output_codec, output_name
 from ..profiles import ProfileRow, profile_from_row, profile_row
 from ..reader import Span, open_archive
 from ..remote import is_remote, join, local_path, upload
@@ -207,14 +209,14 @@ def apply_task(
 
 def output_location(output: str, file: InputFile, options: Options) -> str:
     """Where the output of ``file`` goes under the output directory ``output``."""
-    codec = options.compress or _codec_of(file.location)
+    codec = output_codec(options.format, options.compress, partial(_codec_of, file.location))
     return join(output, output_name(file.rel, options.format, codec))
 
 
 def _apply(settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None) -> Tally:
     profiles = {row[0]: profile_from_row(row) for row in rows or ()}
     options = settings.options
-    codec = options.compress or _codec_of(file.location)
+    codec = output_codec(options.format, options.compress, partial(_codec_of, file.location))
     name = output_name(file.rel, options.format, codec)
     target = join(settings.output, name)
     job = ApplyJob(
