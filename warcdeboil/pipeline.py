@@ -29,6 +29,7 @@ from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
 from .pages import PageLimits
 from .pagestore import PAGE_STORE_FORMAT, page_store_path
 from .profiles import ProfileWriter, profile_path
+from .provenance import run_settings
 from .remote import ARCHIVE_SUFFIXES
 from .scan import ScanJob, ScanSpec, scan_file
 from .sitekey import SiteKeyMode
@@ -445,6 +446,17 @@ def fit_profiles(
     return total
 
 
+def _fitted_with(meta: dict[str, Any], default: FitParams) -> FitParams:
+    """The parameters profiles were fitted with, as their directory's meta says."""
+    return FitParams(
+        float(meta.get("max_iou", default.max_iou)),
+        int(meta.get("min_occurrence", default.min_occurrence)),
+        float(meta.get("near_duplicate", default.near_duplicate)),
+        float(meta.get("repeated_share", default.repeated_share)),
+        int(meta.get("repeated_min_pages", default.repeated_min_pages)),
+    )
+
+
 def apply_profiles(
     inputs: Sequence[tuple[Path, Path]],
     out_dir: Path,
@@ -461,10 +473,14 @@ def apply_profiles(
     """
     partitions = options.partitions
     site_key = options.site_key
+    fitted: FitParams | None = None
     if profiles_dir is not None:
         meta = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
         partitions = int(meta["partitions"])
         site_key = SiteKeyMode(meta["site_key"])
+        fitted = _fitted_with(meta, options.fit)
+    settings = run_settings(options.format, options.effective_mode, site_key, fitted,
+                            options.limits)
     jobs = []
     for i, (path, rel) in enumerate(inputs):
         codec = options.compress or input_codec(path)
@@ -473,6 +489,7 @@ def apply_profiles(
             codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
             options.limits, str(page_stores[i]) if page_stores is not None else None,
             options.zstd_dictionary, options.fail_fast, options.effective_mode,
+            settings=settings,
         ))
 
     def done(_: Tally) -> None:
