@@ -1,8 +1,10 @@
 """Pass 2: stream one archive again, in its order, remove each page's site template, write output.
 
-One output file per input, records in the input's order. ``warc`` carries every record; records
-that are not cleaned HTML pages keep their bytes (copied compressed when the codec is unchanged).
-``text`` writes one WET-style ``conversion`` record per page; ``jsonl`` one object per page.
+One output file per input, records in the input's order. ``warc`` opens with its own warcinfo
+and carries every record; records that are not cleaned HTML pages keep their bytes (copied
+compressed when the codec is unchanged), but for revisits of a page cleaned above them (see
+:mod:`.provenance`). ``text`` writes a warcinfo, then one WET-style ``conversion`` record per
+page; ``jsonl`` one object per page.
 
 :func:`apply_file` serves both engines: profiles come from a lookup function (the local engine's
 SQLite store, or the Spark engine's profiles of the sites a file holds), and pages come from pass
