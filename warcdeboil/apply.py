@@ -1,8 +1,10 @@
 """Pass 2: stream one archive again, in its order, remove each page's site template, write output.
 
-One output file per input, records in the input's order. ``warc`` carries every record; records
-that are not cleaned HTML pages keep their bytes (copied compressed when the codec is unchanged).
-``text`` writes one WET-style ``conversion`` record per page; ``jsonl`` one object per page.
+One output file per input, records in the input's order. ``warc`` opens with its own warcinfo
+and carries every record; records that are not cleaned HTML pages keep their bytes (copied
+compressed when the codec is unchanged), but for revisits of a page cleaned above them (see
+:mod:`.provenance`). ``text`` writes a warcinfo, then one WET-style ``conversion`` record per
+page; ``jsonl`` one object per page.
 
 :func:`apply_file` serves both engines: profiles come from a lookup function (the local engine's
 SQLite store, or the Spark engine's profiles of the sites a file holds), and pages come from pass
@@ -15,7 +17,6 @@ import enum
 import json
 import logging
 import os
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ from .names import escape_name
 from .pages import HtmlPage, PageLimits, html_page
 from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
+from .provenance import SOURCE_FIELD, Revisits, cleaned_headers, derived_id, field, warcinfo_record
 from .reader import Span, WarcRecord, iter_selected, open_archive
 from .recompress import repaired_record
 from .scan import UNADDRESSABLE, no_records, record_problem
@@ -65,7 +67,6 @@ DICTIONARY_SAMPLE_BYTES = 16 << 20
 # at its default level: on the dragnet eval output (6.3 MB of JSON) 0.016 CPU-s and 2.43 MB,
 # where zlib's level 1 took 0.054 CPU-s for 2.54 MB (and its level 6 four times as long again).
 JSONL_GZIP_LEVEL = 2
-_ID_NAMESPACE = uuid.UUID("6b1f5c9e-3d7a-4f0e-9a51-2c8e7d4b0a13")
 # HTTP headers that no longer describe a body we wrote plain; kept under Common Crawl's names.
 _STALE_HTTP_HEADERS = {
     "content-encoding": "X-Crawler-Content-Encoding",
@@ -123,6 +124,7 @@ class ApplyJob:
     mode: Mode = Mode.TEMPLATE
     spans: Sequence[Span] | None = None  # only the records at these (offset, length); None: all
     problems_logged: bool = False  # pass 1 read the same records and logged their problems
+    settings: tuple[tuple[str, str], ...] = ()  # options named in the output's warcinfo
 
     @property
     def structure(self) -> bool:
@@ -197,6 +199,8 @@ def _apply_records(
     records = _unaddressable_counted(iter_selected(job.path, job.spans), job.path, tally, seen)
     for ordinal, record in enumerate(records):
         tally.records += 1
+        if ordinal == 0:
+            sink.begin(record)
         if meter is not None:
             meter.record(record.offset, record.length)
         if record.error is not None:
@@ -335,6 +339,9 @@ class _Sink(ABC):
 
     wants_html = False
 
+    def begin(self, first: WarcRecord) -> None:
+        """The input's first record is about to come (WARC output dates its warcinfo by it)."""
+
     def carry(self, record: WarcRecord) -> None:
         """A record that is not a cleaned page (only WARC output keeps these)."""
 
@@ -358,27 +365,77 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
         OutputFormat.WARC, OutputFormat.TEXT,
     ):
         dictionary = _train_on(job.path, job.spans)
+    names = (os.path.basename(job.path.rstrip("/")), os.path.basename(job.output), job.settings)
     if job.format is OutputFormat.WARC:
-        return _WarcSink(out, job.codec, in_codec, source, dictionary)
+        return _WarcSink(out, job.codec, in_codec, source, dictionary, names)
     if job.format is OutputFormat.TEXT:
-        return _TextSink(out, job.codec, dictionary)
+        return _TextSink(out, job.codec, dictionary, names)
     return _JsonlSink(out, job.codec, job.path, markdown=job.format is OutputFormat.MARKDOWN)
 
 
+_Names = tuple[str, str, tuple[tuple[str, str], ...]]
+"""(source file name, output file name, settings): what an output's warcinfo says."""
+_WARC_DESCRIPTION = (
+    "the source's records in order; its HTML pages without their site's template, each with a "
+    f"new record id naming its source in {SOURCE_FIELD}; other records as they were"
+)
+_TEXT_DESCRIPTION = (
+    "WET-style conversion records: the text of each HTML page of the source without its site's "
+    "template, WARC-Refers-To the page's record"
+)
+
+
+def _warcinfo(
+    writer: WarcWriter, names: _Names, description: str, date: str | None, first_id: str,
+    version: str,
+) -> str:
+    """Write an output's own warcinfo record; its id."""
+    source, output, settings = names
+    version, headers, block = warcinfo_record(
+        source=source, output=output, description=description, settings=settings, date=date,
+        first_id=first_id, version=version,
+    )
+    writer.write(version, headers, block)
+    return field(headers, "WARC-Record-ID") or ""
+
+
 class _WarcSink(_Sink):
+    """WARC output: the output's warcinfo, then every record of the input, pages cleaned."""
+
     wants_html = True
 
     def __init__(
         self, out: BinaryIO, codec: Codec, in_codec: Codec, source: BinaryIO,
-        dictionary: bytes | None,
+        dictionary: bytes | None, names: _Names,
     ) -> None:
         self._writer = WarcWriter(out, codec, zstd_dictionary=dictionary)
         # Records are copied compressed, byte for byte, when the codec does not change (zstd
         # frames may depend on the input's dictionary, so they are always re-encoded).
         self._copy_raw = codec is in_codec and codec is not Codec.ZSTD
         self._source = source
+        self._names = names
+        self._warcinfo_id: str | None = None
+        self._revisits = Revisits()  # this file's cleaned records, for its later revisits
+
+    def begin(self, first: WarcRecord) -> None:
+        # Dated by the source's first record, not the clock: outputs are reproducible.
+        if self._warcinfo_id is None:
+            self._warcinfo_id = _warcinfo(
+                self._writer, self._names, _WARC_DESCRIPTION, first.get("WARC-Date"),
+                first.record_id, first.version,
+            )
+
+    def close(self) -> None:
+        if self._warcinfo_id is None:  # an input without a record still gets its warcinfo
+            self._warcinfo_id = _warcinfo(
+                self._writer, self._names, _WARC_DESCRIPTION, None, "", "WARC/1.0")
 
     def carry(self, record: WarcRecord) -> None:
+        if record.rec_type == "revisit":
+            resolved = self._revisits.resolve(record.headers)
+            if resolved is not None:  # it revisits a page cleaned above: point it there
+                self._writer.write(record.version, resolved, record.block)
+                return
         # A record without its CRLFCRLF is written framed afresh, its bytes otherwise the same.
         if (self._copy_raw and record.addressable and record.length > 0 and record.framed
                 and not record.converted):
@@ -409,7 +466,12 @@ class _WarcSink(_Sink):
             block = http_head + html
             payload_offset = len(http_head)
             headers = record.headers
-        self._writer.write(record.version, rebuild_record(headers, block, payload_offset), block)
+        rebuilt = rebuild_record(headers, block, payload_offset)
+        new = cleaned_headers(
+            rebuilt, record.record_id, field(rebuilt, "WARC-Block-Digest") or "", self._warcinfo_id
+        )
+        self._revisits.add(record.headers, new)
+        self._writer.write(record.version, new, block)
 
 
 def _http_head(page: HtmlPage, body_length: int) -> bytes:
@@ -430,8 +492,11 @@ def _http_head(page: HtmlPage, body_length: int) -> bytes:
 class _TextSink(_Sink):
     """WET-style output: a warcinfo record, then one ``conversion`` record per page."""
 
-    def __init__(self, out: BinaryIO, codec: Codec, dictionary: bytes | None) -> None:
+    def __init__(
+        self, out: BinaryIO, codec: Codec, dictionary: bytes | None, names: _Names
+    ) -> None:
         self._writer = WarcWriter(out, codec, zstd_dictionary=dictionary)
+        self._names = names
         self._started = False
 
     def page(
@@ -441,22 +506,16 @@ class _TextSink(_Sink):
         entry = result.entry
         date = entry.date or "1970-01-01T00:00:00Z"
         if not self._started:
+            # Dated by the first page (pass 1's page store knows pages only, not records).
             self._started = True
-            info = b"software: warcdeboil\r\nformat: WARC conversion records (WET)\r\n"
-            self._writer.write("WARC/1.0", [
-                ("WARC-Type", "warcinfo"),
-                ("WARC-Date", date),
-                ("WARC-Record-ID", _derived_id("warcinfo", entry.record_id)),
-                ("Content-Type", "application/warc-fields"),
-                ("Content-Length", str(len(info))),
-                ("WARC-Block-Digest", sha1_digest(info)),
-            ], info)
+            _warcinfo(self._writer, self._names, _TEXT_DESCRIPTION, entry.date, entry.record_id,
+                      "WARC/1.0")
         body = result.cleaned.text.encode("utf-8", "surrogatepass")
         headers = [
             ("WARC-Type", "conversion"),
             ("WARC-Target-URI", entry.url),
             ("WARC-Date", date),
-            ("WARC-Record-ID", _derived_id("conversion", entry.record_id)),
+            ("WARC-Record-ID", derived_id("conversion", entry.record_id)),
             ("WARC-Refers-To", entry.record_id),
             ("WARC-Block-Digest", sha1_digest(body)),
         ]
@@ -466,6 +525,11 @@ class _TextSink(_Sink):
             headers.append(("WARC-Identified-Content-Language", language))
         headers += [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))]
         self._writer.write("WARC/1.0", headers, body)
+
+    def close(self) -> None:
+        if not self._started:  # no page: the output still says what it is
+            self._started = True
+            _warcinfo(self._writer, self._names, _TEXT_DESCRIPTION, None, "", "WARC/1.0")
 
 
 class _JsonlSink(_Sink):
@@ -568,8 +632,3 @@ def _train_on(path: str, spans: Sequence[Span] | None) -> bytes | None:
     except ConfigError as exc:
         log.warning("%s: no zstd dictionary: %s", path, exc)
         return None
-
-
-def _derived_id(kind: str, source_id: str) -> str:
-    """A record ID derived from the source record's: the same input gives the same output."""
-    return f"<urn:uuid:{uuid.uuid5(_ID_NAMESPACE, kind + source_id)}>"

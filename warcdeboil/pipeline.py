@@ -39,6 +39,7 @@ from .plan import (
     plan_outputs,
 )
 from .profiles import ProfileWriter, profile_path
+from .provenance import run_settings
 from .reader import Span
 from .scan import ScanJob, ScanSpec, scan_file
 from .selection import SiteFilter, read_selection, selected_files
@@ -455,6 +456,17 @@ def profile_stats(profiles_dir: Path) -> FitStats:
     )))
 
 
+def _fitted_with(meta: dict[str, Any], default: FitParams) -> FitParams:
+    """The parameters profiles were fitted with, as their directory's meta says."""
+    return FitParams(
+        float(meta.get("max_iou", default.max_iou)),
+        int(meta.get("min_occurrence", default.min_occurrence)),
+        float(meta.get("near_duplicate", default.near_duplicate)),
+        float(meta.get("repeated_share", default.repeated_share)),
+        int(meta.get("repeated_min_pages", default.repeated_min_pages)),
+    )
+
+
 def apply_profiles(
     inputs: Sequence[tuple[Path, Path]],
     out_dir: str | os.PathLike[str],
@@ -473,10 +485,14 @@ def apply_profiles(
     """
     partitions = options.partitions
     site_key = options.site_key
+    fitted: FitParams | None = None
     if profiles_dir is not None:
         meta = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
         partitions = int(meta["partitions"])
         site_key = SiteKeyMode(meta["site_key"])
+        fitted = _fitted_with(meta, options.fit)
+    settings = run_settings(options.format, options.effective_mode, site_key, fitted,
+                            options.limits)
     out_dir = local_output_dir(out_dir)
     planned = plan_outputs(inputs, out_dir, options.format, options.compress)
     check_writable(out_dir)
@@ -487,7 +503,7 @@ def apply_profiles(
             plan.codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
             options.limits, str(page_stores[i]) if page_stores is not None else None,
             options.zstd_dictionary, options.fail_fast, options.effective_mode,
-            spans[i] if spans is not None else None,
+            spans[i] if spans is not None else None, settings=settings,
         ))
 
     def done(_: Tally) -> None:

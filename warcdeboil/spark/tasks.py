@@ -33,6 +33,7 @@ from ..meter import input_bytes
 from ..pipeline import FitStats, Options
 from ..plan import output_codec, output_name
 from ..profiles import ProfileRow, profile_from_row, profile_row
+from ..provenance import run_settings
 from ..reader import Span, open_archive
 from ..remote import is_remote, join, local_path, upload
 from ..scan import ScanSpec, scan_pages
@@ -223,6 +224,8 @@ def _apply(settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] |
         file.location, "", options.format, codec, None, options.partitions, options.site_key,
         options.limits, None, options.zstd_dictionary, options.fail_fast,
         options.effective_mode, file.spans, problems_logged=True,
+        settings=run_settings(options.format, options.effective_mode, options.site_key,
+                              options.fit, options.limits),
     )
     if not is_remote(settings.output):
         return apply_file(replace(job, output=local_path(target)), profiles=profiles.get)
