@@ -92,3 +92,22 @@ def test_an_unexpected_error_in_a_worker_is_one_line_naming_the_file(
     result = runner.invoke(app, ["clean", str(crawl), "-o", str(out), "-j", "2", "-v"])
     assert isinstance(result.exception, JobError)  # -v: the traceback, down to the worker's
     assert isinstance(result.exception.__cause__, ValueError)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("master", "reason"), [
+    ("bogus-master", "Spark did not start: Master must either be yarn or start with spark, "
+                     "k8s, or local"),  # refused by spark-submit in the JVM
+    ("spark://127.0.0.1:1", "cannot reach the master (127.0.0.1:1: Connection refused)"),
+])
+def test_a_spark_master_that_cannot_be_used_is_one_line(
+    crawl: Path, tmp_path: Path, master: str, reason: str
+) -> None:
+    pytest.importorskip("pyspark", reason="the Spark engine's tests need pip install '.[spark]'")
+    done = subprocess.run(
+        [sys.executable, "-m", "warcdeboil", "clean", str(crawl), "-o", str(tmp_path / "out"),
+         "--engine", "spark", "--spark-master", master],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 1
+    assert done.stderr == f"warcdeboil: error: --spark-master {master}: {reason}\n"
