@@ -17,6 +17,7 @@ from conftest import http_response, site_pages, warc_record
 
 from warcdeboil.compression import Codec
 from warcdeboil.reader import iter_records
+from warcdeboil.signals import Interrupted, held, stop_on_signals
 from warcdeboil.writer import WarcWriter
 
 pytestmark = pytest.mark.slow
@@ -99,7 +100,6 @@ def stop(process: subprocess.Popen[str], sig: signal.Signals, *, group: bool = F
     """Send ``sig`` (to the process, or to its group as a terminal does with Ctrl-C); exit
     status, stderr and seconds until it exited. No process of its group may outlive it."""
     workers = children(process.pid)
-    assert workers, "the run has no worker processes"
     sent = time.monotonic()
     if group:
         os.killpg(process.pid, sig)
@@ -123,6 +123,7 @@ def test_sigterm_during_the_scan(big_crawl: Path, tmp_path: Path) -> None:
     out, tmp = tmp_path / "out", tmp_path / "tmp"
     run = start([str(big_crawl), "-o", str(out), "-j", "2"], tmp)
     wait_for(lambda: any(tmp.glob("warcdeboil-*/pages/*")), run)
+    assert len(children(run.pid)) == 3
     status, stderr, took = stop(run, signal.SIGTERM)
     assert status == 143
     assert stderr.splitlines() == [
@@ -134,10 +135,12 @@ def test_sigterm_during_the_scan(big_crawl: Path, tmp_path: Path) -> None:
     assert list(tmp.iterdir()) == []  # the work directory, and multiprocessing's files
 
 
-def test_sigterm_during_the_write(big_crawl: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])  # in this process, and in worker processes
+def test_sigterm_during_the_write(big_crawl: Path, tmp_path: Path, workers: str) -> None:
     out, tmp = tmp_path / "out", tmp_path / "tmp"
-    run = start([str(big_crawl), "-o", str(out), "-j", "2", "--compress", "gzip"], tmp)
+    run = start([str(big_crawl), "-o", str(out), "-j", workers, "--compress", "gzip"], tmp)
     wait_for(lambda: any(p.suffix == ".gz" for p in out.glob("*")), run)
+    assert len(children(run.pid)) == (0 if workers == "1" else 3)  # 2 workers, 1 queue manager
     status, stderr, took = stop(run, signal.SIGTERM)
     done = finished(out)
     assert status == 143
@@ -200,3 +203,17 @@ def test_resume_after_sigterm_writes_what_an_uninterrupted_run_writes(
     assert finished(out) == finished(reference)
     for name in finished(reference):
         assert (out / name).read_bytes() == (reference / name).read_bytes(), name
+
+
+def test_a_signal_while_held_waits_and_a_second_one_is_ignored() -> None:
+    reached = False
+    with stop_on_signals():
+        with pytest.raises(Interrupted) as stopped, held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # the handler has run by now, and raised nothing yet
+            reached = True
+        assert reached
+        assert stopped.value.exit_status == 143
+        os.kill(os.getpid(), signal.SIGINT)  # while cleaning up after the first: no second
+        time.sleep(0.05)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handlers are put back

@@ -31,7 +31,7 @@ from .pagestore import PAGE_STORE_FORMAT, page_store_path
 from .profiles import ProfileWriter, profile_path
 from .remote import ARCHIVE_SUFFIXES
 from .scan import ScanJob, ScanSpec, scan_file
-from .signals import Interrupted, ignore_signals_in_worker
+from .signals import Interrupted, held, ignore_signals_in_worker
 from .sitekey import SiteKeyMode
 from .tally import Tally
 from .writer import remove_parts
@@ -311,17 +311,19 @@ def _run_pool(
     on_records: Callable[[int], None] | None, stage: str, name: Callable[[J], str],
 ) -> list[T]:
     results: list[T | None] = [None] * len(jobs)
-    manager = multiprocessing.Manager() if on_records is not None else None
-    queue = manager.Queue() if manager is not None else None
-    drain = None
-    if queue is not None and on_records is not None:
-        drain = threading.Thread(target=_drain, args=(queue, on_records), daemon=True)
-        drain.start()
-    # Children started before the pool (the manager) are not the pool's to end.
-    before = {child.pid for child in multiprocessing.active_children()}
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=ignore_signals_in_worker)
+    manager = queue = drain = pool = None
+    before: set[int | None] = set()
     try:
-        futures = {pool.submit(_call, func, job, queue): i for i, job in enumerate(jobs)}
+        with held():  # every process this starts is known before a signal can unwind it
+            if on_records is not None:
+                manager = multiprocessing.Manager()
+                queue = manager.Queue()
+                drain = threading.Thread(target=_drain, args=(queue, on_records), daemon=True)
+                drain.start()
+            # Children started before the pool (the manager) are not the pool's to end.
+            before = {child.pid for child in multiprocessing.active_children()}
+            pool = ProcessPoolExecutor(max_workers=workers, initializer=ignore_signals_in_worker)
+            futures = {pool.submit(_call, func, job, queue): i for i, job in enumerate(jobs)}
         for future in as_completed(futures):
             i = futures[future]
             try:
@@ -333,7 +335,8 @@ def _run_pool(
             results[i] = result
             on_done(result)
     except BaseException:
-        _stop_pool(pool, before)
+        if pool is not None:
+            _stop_pool(pool, before)
         raise
     else:
         pool.shutdown(wait=True)
@@ -656,7 +659,8 @@ class _work_directory:  # noqa: N801 - used like contextlib helpers
             exc.work_dir = str(self._path) if self._keep else None
             exc.work_dir_removed = not self._keep
         if self._path is not None and not self._keep:
-            shutil.rmtree(self._path, ignore_errors=True)
+            with held():  # a signal now waits until the directory is gone
+                shutil.rmtree(self._path, ignore_errors=True)
         elif self._path is not None and self._given is None:
             log.info("work directory kept: %s", self._path)
 

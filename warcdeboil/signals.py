@@ -8,13 +8,16 @@ what was finished so that the command line can say it in one line.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-__all__ = ["Interrupted", "ignore_signals_in_worker", "stop_on_signals"]
+__all__ = ["Interrupted", "held", "ignore_signals_in_worker", "stop_on_signals"]
+
+_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 class Interrupted(BaseException):
@@ -55,16 +58,36 @@ class Interrupted(BaseException):
 
 
 class _Raiser:
-    """A handler that raises :class:`Interrupted` for the first signal only: a second one (a
-    second Ctrl-C, a scheduler repeating SIGTERM) must not break the cleanup the first began."""
+    """The handler: raises :class:`Interrupted` for the first signal only, as a second one (a
+    second Ctrl-C, a scheduler repeating SIGTERM) must not break the cleanup the first began.
+
+    While :func:`held`, a signal is noted and raised when the hold ends. In a process forked
+    from the one that installed it (a worker before its initializer ran, the queue's manager)
+    it does what a worker does: SIGTERM ends the process, SIGINT is ignored.
+    """
 
     def __init__(self) -> None:
+        self.pid = os.getpid()
         self.raised = False
+        self.holds = 0
+        self.pending: int | None = None
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
-        if not self.raised:
+        if os.getpid() != self.pid:
+            if signum == signal.SIGTERM:
+                os._exit(128 + signum)
+            return
+        if self.holds:
+            self.pending = signum
+        elif not self.raised:
             self.raised = True
             raise Interrupted(signum)
+
+    def release(self) -> None:
+        self.holds -= 1
+        if not self.holds and self.pending is not None and not self.raised:
+            self.raised = True
+            raise Interrupted(self.pending)
 
 
 @contextmanager
@@ -78,12 +101,30 @@ def stop_on_signals() -> Iterator[None]:
         yield
         return
     raiser = _Raiser()
-    previous = {sig: signal.signal(sig, raiser) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous = {sig: signal.signal(sig, raiser) for sig in _SIGNALS}
     try:
         yield
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    """Within: a signal of :func:`stop_on_signals` waits, and is raised on the way out.
+
+    For starting processes: a signal unwinding the parent between the fork and the bookkeeping
+    of the child would leave a worker that no one knows of, and so no one ends.
+    """
+    raiser = signal.getsignal(signal.SIGTERM)
+    if not isinstance(raiser, _Raiser) or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    raiser.holds += 1
+    try:
+        yield
+    finally:
+        raiser.release()
 
 
 def ignore_signals_in_worker() -> None:
