@@ -8,6 +8,7 @@ import random
 import resource
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,10 +40,10 @@ def crawl(tmp_path: Path, write_archive) -> Path:
     return src
 
 
-def _small_files() -> None:
+def _files_up_to(limit: int) -> Callable[[], None]:
     # Python ignores SIGXFSZ, so a write past the limit fails with EFBIG, as one past the end of
     # a full disk fails with ENOSPC: the same OSError from the same write.
-    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])  # in this process, and in worker processes
@@ -53,7 +54,7 @@ def test_a_full_disk_while_writing_is_one_line_naming_the_output(
     tmp.mkdir()
     done = subprocess.run(
         [sys.executable, "-m", "warcdeboil", "clean", str(crawl), "-o", str(out), "-j", workers],
-        capture_output=True, text=True, timeout=120, preexec_fn=_small_files,
+        capture_output=True, text=True, timeout=120, preexec_fn=_files_up_to(FILE_LIMIT),
         env={**os.environ, "TMPDIR": str(tmp)},
     )
     assert done.returncode == 1
@@ -63,6 +64,24 @@ def test_a_full_disk_while_writing_is_one_line_naming_the_output(
                         for name in ("a", "b"))
     assert list(out.iterdir()) == []  # no partial output, under any name
     assert list(tmp.iterdir()) == []  # the temporary work directory went too
+
+
+def test_a_full_disk_in_the_scan_names_the_input_and_the_work_directory(
+    crawl: Path, tmp_path: Path
+) -> None:
+    out, work = tmp_path / "out", tmp_path / "work"
+    done = subprocess.run(
+        [sys.executable, "-m", "warcdeboil", "clean", str(crawl), "-o", str(out), "-j", "2",
+         "--work-dir", str(work)],
+        capture_output=True, text=True, timeout=120, preexec_fn=_files_up_to(1000),
+    )
+    assert done.returncode == 1
+    assert done.stderr in (
+        f"warcdeboil: error: scan {crawl / name}.warc.gz (work directory {work}): "
+        "File too large\n" for name in ("a", "b")
+    )
+    assert not out.exists()
+    assert not (work / "index.json").exists()  # no index that --resume would take as finished
 
 
 def test_a_work_directory_that_cannot_be_made_is_one_line(crawl: Path, tmp_path: Path) -> None:

@@ -310,7 +310,8 @@ def clean(
 
     Exit status: 0 when every record was read; 3 when the run finished but some records or
     inputs had problems (counted by reason in the summary); 1 on an error that stops the run
-    (with --on-error fail, the first problem); 2 on a usage error.
+    (with --on-error fail, the first problem); 2 on a usage error; 143 on SIGTERM, 130 on
+    SIGINT (workers ended, partial outputs removed, a --work-dir kept for --resume).
     """
     from .pipeline import clean as run_clean
 

@@ -459,7 +459,7 @@ def build_index(
 
     tallies = _run_jobs(
         scan_file, jobs, options.worker_count, done, _records("scan", len(jobs), progress),
-        stage="scan", name=lambda job: job.spec.path,
+        stage="scan", name=lambda job: f"{job.spec.path} (work directory {work_dir})",
     )
     # Written last: its presence says the index is complete (what --resume relies on).
     _write_json(work_dir / "index.json", {
