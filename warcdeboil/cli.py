@@ -236,13 +236,32 @@ def _setup_logging(verbose: bool, quiet: bool = False) -> None:
     )
 
 
-def _fail(exc: BaseException, verbose: bool) -> None:
-    if verbose:
+def _fail(exc: Exception, verbose: bool) -> None:
+    """One line on stderr and exit status 1 (2 for a plan refused: a usage error); with -v, the
+    traceback instead."""
+    if verbose or isinstance(exc, _typer_exceptions()):
         raise exc
     from .errors import PlanError
 
-    typer.echo(f"warcdeboil: error: {exc}", err=True)
-    raise typer.Exit(2 if isinstance(exc, PlanError) else 1)  # a plan refused: usage
+    typer.echo(f"warcdeboil: error: {_one_line(exc)}", err=True)
+    raise typer.Exit(2 if isinstance(exc, PlanError) else 1)
+
+
+def _typer_exceptions() -> tuple[type[Exception], ...]:
+    """Exit, abort and usage errors: typer reports these itself (from click, or the copy of
+    click that newer typers carry)."""
+    usage = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    return (typer.Exit, typer.Abort, usage)
+
+
+def _one_line(exc: Exception) -> str:
+    if isinstance(exc, WarcDeboilError):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.strerror:  # a full disk, a permission: say which file
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    lines = str(exc).strip().splitlines()
+    detail = f": {lines[0]}" if lines else ""
+    return f"{type(exc).__name__}{detail} (unexpected: -v shows where)"
 
 
 def _print_summary(data: dict[str, Any], quiet: bool, pages: str = "cleaned pages") -> None:
@@ -368,7 +387,8 @@ def clean(
 
     Exit status: 0 when every record was read; 3 when the run finished but some records or
     inputs had problems (counted by reason in the summary); 1 on an error that stops the run
-    (with --on-error fail, the first problem); 2 on a usage error.
+    (with --on-error fail, the first problem); 2 on a usage error; 143 on SIGTERM, 130 on
+    SIGINT (workers ended, partial outputs removed, a --work-dir kept for --resume).
     """
     from .pipeline import clean as run_clean
 
@@ -402,7 +422,7 @@ def clean(
                     work_dir=work_dir, keep_work_dir=keep_work_dir, resume=resume,
                     progress=bars, select=_selection(select_index, sites),
                 )
-    except WarcDeboilError as exc:
+    except Exception as exc:
         _fail(exc, verbose)
         return
     data = summary.to_dict()
@@ -495,7 +515,7 @@ def index(
         found = discover_inputs(inputs)
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             tallies = build_index([p for p, _ in found], work_dir, options, bars)
-    except WarcDeboilError as exc:
+    except Exception as exc:
         _fail(exc, verbose)
         return
     data = _tally_summary(len(found), tallies)
@@ -523,7 +543,7 @@ def fit(
         options = _options(workers=workers, min_occurrence=min_occurrence, max_iou=max_iou)
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             stats = fit_profiles(work_dir, profiles, options, bars)
-    except WarcDeboilError as exc:
+    except Exception as exc:
         _fail(exc, verbose)
         return
     _report({"sites": stats.sites, "sites_fitted": stats.sites_fitted,
@@ -559,7 +579,7 @@ def apply(
         found = discover_inputs(inputs, exclude=local_output_dir(output))
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             tallies = apply_profiles(found, output, profiles, options, bars)
-    except WarcDeboilError as exc:
+    except Exception as exc:
         _fail(exc, verbose)
         return
     data = _tally_summary(len(found), tallies)
@@ -594,7 +614,7 @@ def recompress(
         planned = plan_outputs(found, out, Format.WARC, codec)
         check_writable(out)
         tallies = [recompress_file(plan.path, plan.output, codec) for plan in planned]
-    except WarcDeboilError as exc:
+    except Exception as exc:
         _fail(exc, verbose)
         return
     data = _tally_summary(len(found), tallies)
@@ -630,7 +650,7 @@ def evaluate_command(
                                max_iou=0.95, min_occurrence=1)
             run_clean(inputs, out, options)
             report = evaluate(load_predictions(sorted(Path(out).rglob("*.jsonl*"))), reference)
-    except WarcDeboilError as exc:
+    except Exception as exc:
         _fail(exc, verbose)
         return
     if json_report:
@@ -681,10 +701,16 @@ def _tune_collector() -> None:
 
 def main() -> None:
     """Entry point of the ``warcdeboil`` script."""
+    from .signals import Interrupted, stop_on_signals
+
     _tune_allocator()
     _tune_collector()
     try:
-        app()
+        with stop_on_signals():
+            app()
+    except Interrupted as exc:
+        typer.echo(f"warcdeboil: {exc.describe()}", err=True)
+        sys.exit(exc.exit_status)
     except KeyboardInterrupt:
         typer.echo("warcdeboil: interrupted", err=True)
         sys.exit(130)

@@ -10,7 +10,8 @@ Every error the library raises on purpose derives from one root::
     ├── RecordError           one record is malformed; the run goes on with the next one
     │   └── PayloadError      the HTTP payload cannot be decoded (chunking, gzip, brotli, limits)
     ├── WorkDirError          the work directory holds an index or profiles we cannot use
-    └── JobError              a distributed (Spark) job failed; the message names the cause
+    └── JobError              a job failed: a worker's unexpected error (a full disk, a bug) or a
+                              Spark job; the message names the stage, the file and the cause
 
 Messages are one line, say which file and offset, and where possible what to do.
 """
@@ -73,4 +74,5 @@ class WorkDirError(WarcDeboilError):
 
 
 class JobError(WarcDeboilError):
-    """A distributed job failed (a task kept failing, or the cluster went away)."""
+    """A job failed: a worker process met an error it did not expect (the disk is full, a
+    path cannot be written, a bug), or a Spark task kept failing, or the cluster went away."""

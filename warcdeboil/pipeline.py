@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from .apply import ApplyJob, Mode, OutputFormat, apply_file, default_mode, needs_structure
 from .compression import Codec
-from .errors import ConfigError, WorkDirError
+from .errors import ConfigError, JobError, WarcDeboilError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
 from .meter import input_bytes
@@ -43,8 +43,10 @@ from .provenance import run_settings
 from .reader import Span
 from .scan import ScanJob, ScanSpec, scan_file
 from .selection import SiteFilter, read_selection, selected_files
+from .signals import Interrupted, held, ignore_signals_in_worker
 from .sitekey import SiteKeyMode
 from .tally import Tally
+from .writer import remove_parts
 
 __all__ = [
     "FitStats",
@@ -236,35 +238,122 @@ def _run_jobs(
     workers: int,
     on_done: Callable[[T], None],
     on_records: Callable[[int, int], None] | None = None,
+    *,
+    stage: str,
+    name: Callable[[J], str],
 ) -> list[T]:
     """Run ``func(job, report)`` over ``jobs``; results in job order, whatever the completion
-    order. ``report(records, nbytes)`` calls from the workers reach ``on_records`` here."""
-    results: list[T | None] = [None] * len(jobs)
-    if workers <= 1 or len(jobs) <= 1:
-        for i, job in enumerate(jobs):
-            results[i] = func(job, on_records)
-            on_done(results[i])  # type: ignore[arg-type]
-        return results  # type: ignore[return-value]
-    manager = multiprocessing.Manager() if on_records is not None else None
-    queue = manager.Queue() if manager is not None else None
-    drain = None
-    if queue is not None and on_records is not None:
-        drain = threading.Thread(target=_drain, args=(queue, on_records), daemon=True)
-        drain.start()
+    order. ``report(records, nbytes)`` calls from the workers reach ``on_records`` in this process.
+
+    An unexpected error of a job (a full disk, a bug) comes back as one :class:`JobError` line
+    naming the stage and ``name(job)``. On any error or :class:`Interrupted`, the jobs not yet
+    started are dropped and the running workers are ended before it goes up.
+    """
     try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+        if workers <= 1 or len(jobs) <= 1:
+            return _run_here(func, jobs, on_done, on_records, stage, name)
+        return _run_pool(func, jobs, min(workers, len(jobs)), on_done, on_records, stage, name)
+    except Interrupted as exc:
+        if exc.stage is None:
+            exc.stage = stage
+        raise
+
+
+def _run_here(
+    func: Callable[..., T], jobs: Sequence[J], on_done: Callable[[T], None],
+    on_records: Callable[[int, int], None] | None, stage: str, name: Callable[[J], str],
+) -> list[T]:
+    results = []
+    for job in jobs:
+        try:
+            result = func(job, on_records)
+        except WarcDeboilError:
+            raise
+        except Exception as exc:
+            raise _job_error(stage, name(job), exc) from exc
+        results.append(result)
+        on_done(result)
+    return results
+
+
+def _run_pool(
+    func: Callable[..., T], jobs: Sequence[J], workers: int, on_done: Callable[[T], None],
+    on_records: Callable[[int, int], None] | None, stage: str, name: Callable[[J], str],
+) -> list[T]:
+    results: list[T | None] = [None] * len(jobs)
+    manager = queue = drain = pool = None
+    before: set[int | None] = set()
+    try:
+        with held():  # every process this starts is known before a signal can unwind it
+            if on_records is not None:
+                manager = multiprocessing.Manager()
+                queue = manager.Queue()
+                drain = threading.Thread(target=_drain, args=(queue, on_records), daemon=True)
+                drain.start()
+            # Children started before the pool (the manager) are not the pool's to end.
+            before = {child.pid for child in multiprocessing.active_children()}
+            pool = ProcessPoolExecutor(max_workers=workers, initializer=ignore_signals_in_worker)
             futures = {pool.submit(_call, func, job, queue): i for i, job in enumerate(jobs)}
-            for future in as_completed(futures):
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
                 result = future.result()
-                results[futures[future]] = result
-                on_done(result)
+            except WarcDeboilError:
+                raise
+            except Exception as exc:
+                raise _job_error(stage, name(jobs[i]), exc) from exc
+            results[i] = result
+            on_done(result)
+    except BaseException:
+        if pool is not None:
+            _stop_pool(pool, before)
+        raise
+    else:
+        pool.shutdown(wait=True)
     finally:
+        _stop_drain(queue, drain, manager)
+    return results  # type: ignore[return-value]
+
+
+# How long a worker ended with SIGTERM may take to go before it gets SIGKILL.
+STOP_GRACE_SECONDS = 2.0
+
+
+def _stop_pool(pool: ProcessPoolExecutor, before: set[int | None]) -> None:
+    """Drop the jobs not started and end the workers now, not when their jobs are done (which
+    is what leaving the ``with`` of an executor would wait for)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    workers = [c for c in multiprocessing.active_children() if c.pid not in before]
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join(STOP_GRACE_SECONDS)
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
+    pool.shutdown(wait=True)
+
+
+def _stop_drain(queue: Any, drain: threading.Thread | None, manager: Any) -> None:
+    try:
         if queue is not None and drain is not None:
             queue.put(None)
             drain.join()
+    except (OSError, EOFError):
+        pass  # the manager is gone already (a signal to the whole process group)
+    finally:
         if manager is not None:
             manager.shutdown()
-    return results  # type: ignore[return-value]
+
+
+def _job_error(stage: str, what: str, exc: Exception) -> JobError:
+    """One line for an error a job did not expect: what it was doing, to which file, and why."""
+    if isinstance(exc, OSError) and exc.strerror:
+        cause = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    else:
+        lines = str(exc).strip().splitlines()
+        cause = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return JobError(f"{stage} {what}: {cause}")
 
 
 def _call(func: Callable[..., T], job: Any, queue: Any) -> T:
@@ -275,8 +364,11 @@ def _call(func: Callable[..., T], job: Any, queue: Any) -> T:
 
 
 def _drain(queue: Any, on_records: Callable[[int, int], None]) -> None:
-    while (counts := queue.get()) is not None:
-        on_records(*counts)
+    try:
+        while (counts := queue.get()) is not None:
+            on_records(*counts)
+    except (OSError, EOFError):
+        return  # the manager went away: the run is stopping
 
 
 # -- the stages -----------------------------------------------------------------------------
@@ -350,7 +442,8 @@ def build_index(
 
     size = _size(jobs, progress, lambda job: (job.spec.path, job.spec.spans))
     tallies = _run_jobs(
-        scan_file, jobs, options.worker_count, done, _records("scan", len(jobs), size, progress)
+        scan_file, jobs, options.worker_count, done, _records("scan", len(jobs), size, progress),
+        stage="scan", name=lambda job: f"{job.spec.path} (work directory {work_dir})",
     )
     # Written last: its presence says the index is complete (what --resume relies on).
     _write_json(work_dir / "index.json", {
@@ -429,7 +522,8 @@ def fit_profiles(
         if progress is not None:
             progress("fit", 1, stats.sites, len(jobs), 0, 0)
 
-    _run_jobs(_fit_partition, jobs, options.worker_count, done)
+    _run_jobs(_fit_partition, jobs, options.worker_count, done, stage="fit",
+              name=lambda job: f"partition {job.partition} of {job.index_dir}")
     _write_json(profiles_dir / PROFILES_META, {
         "partitions": partitions,
         "site_key": meta["site_key"],
@@ -511,9 +605,20 @@ def apply_profiles(
             progress("write", 1, 0, len(jobs), 0, size)
 
     size = _size(jobs, progress, lambda job: (job.path, job.spans))
-    return _run_jobs(
-        apply_file, jobs, options.worker_count, done, _records("write", len(jobs), size, progress)
-    )
+    try:
+        return _run_jobs(
+            apply_file, jobs, options.worker_count, done,
+            _records("write", len(jobs), size, progress),
+            stage="write", name=lambda job: job.output,
+        )
+    except BaseException as exc:
+        # Workers that were ended had no chance to remove their partial outputs.
+        for job in jobs:
+            remove_parts(Path(job.output))
+        if isinstance(exc, Interrupted):
+            exc.finished = sum(Path(job.output).exists() for job in jobs)
+            exc.outputs = len(jobs)
+        raise
 
 
 def clean(
@@ -604,9 +709,13 @@ class _work_directory:  # noqa: N801 - used like contextlib helpers
             self._path = Path(tempfile.mkdtemp(prefix="warcdeboil-"))
         return self._path
 
-    def __exit__(self, *_: object) -> None:
+    def __exit__(self, _type: object, exc: BaseException | None, _tb: object) -> None:
+        if isinstance(exc, Interrupted) and self._path is not None:
+            exc.work_dir = str(self._path) if self._keep else None
+            exc.work_dir_removed = not self._keep
         if self._path is not None and not self._keep:
-            shutil.rmtree(self._path, ignore_errors=True)
+            with held():  # a signal now waits until the directory is gone
+                shutil.rmtree(self._path, ignore_errors=True)
         elif self._path is not None and self._given is None:
             log.info("work directory kept: %s", self._path)
 
