@@ -89,6 +89,11 @@ MaxPageDepth = Annotated[
 RunSize = Annotated[
     int, typer.Option("--run-size", min=1, help="MiB of index entries per sorted run.")
 ]
+ReportDir = Annotated[
+    Path | None,
+    typer.Option("--report", help="Also write a report of what was removed (static HTML, "
+                 "open DIR/index.html) to this directory."),
+]
 
 
 class Engine(str, enum.Enum):
@@ -285,6 +290,7 @@ def clean(
         str | None, typer.Option("--sites", help="With --select-index: a file of hosts or "
                                  "registered domains, one a line; only their records.")
     ] = None,
+    report: ReportDir = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -305,6 +311,8 @@ def clean(
         raise typer.BadParameter("needs --select-index", param_hint="--sites")
     if select_index and engine is not Engine.SPARK:
         raise typer.BadParameter("needs --engine spark", param_hint="--select-index")
+    if report is not None and engine is Engine.SPARK:
+        raise typer.BadParameter("is for --engine local", param_hint="--report")
     try:
         options = _options(
             format=fmt, mode=mode, compress=compress, workers=workers, site_key=site_key,
@@ -320,7 +328,7 @@ def clean(
                 summary = run_clean(
                     [_local(location) for location in inputs], output, options,
                     work_dir=work_dir, keep_work_dir=keep_work_dir, resume=resume,
-                    progress=bars,
+                    progress=bars, report=_reporter(report, quiet),
                 )
     except WarcDeboilError as exc:
         _fail(exc, verbose)
@@ -331,6 +339,24 @@ def clean(
     _print_summary(data, quiet or json_summary)
     if data["problems"]:
         raise typer.Exit(3)
+
+
+def _reporter(out: Path | None, quiet: bool) -> Any:
+    """What clean calls with its work directory to write the report, when asked for one."""
+    if out is None:
+        return None
+
+    def write(work: Path) -> None:
+        from .report import report_work_dir
+
+        _report_written(report_work_dir(work, out), quiet)
+
+    return write
+
+
+def _report_written(index_path: Path, quiet: bool) -> None:
+    if not quiet:
+        typer.echo(f"report        {index_path}", err=True)
 
 
 def _spark_ready(resume: bool, work_dir: Path | None, keep_work_dir: bool) -> None:
@@ -437,6 +463,7 @@ def apply(
     compress: Compress = "auto",
     workers: Workers = 0,
     zstd_dict: ZstdDict = False,
+    report: ReportDir = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -452,13 +479,48 @@ def apply(
         found = discover_inputs(inputs)
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             tallies = apply_profiles(found, output, profiles, options, bars)
+        data = _tally_summary(len(found), tallies)
+        if report is not None:
+            from .report import ArchivePages, build_report
+
+            source = ArchivePages([p for p, _ in found], options.structure, options.limits)
+            _report_written(build_report(source, report, profiles, options.effective_mode,
+                                         data), quiet)
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return
-    data = _tally_summary(len(found), tallies)
     _print_summary(data, quiet)
     if data["problems"]:
         raise typer.Exit(3)
+
+
+@app.command(name="report")
+def report_command(
+    work_dir: Annotated[
+        Path, typer.Argument(help="A kept work directory (clean --work-dir or --keep-work-dir, "
+                             "or index then fit).")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where the report goes.")],
+    profiles: Annotated[
+        Path | None, typer.Option("--profiles", help="Site profiles (default: WORK_DIR/profiles).")
+    ] = None,
+    mode: Annotated[
+        Mode | None, typer.Option("--mode", "-m", help="Default: the run's (template when the "
+                                  "work directory does not say).")
+    ] = None,
+    verbose: Verbose = False,
+    quiet: Quiet = False,
+) -> None:
+    """Write the report of a finished run after the fact: static HTML, OUTPUT/index.html."""
+    from .report import report_work_dir
+
+    _setup_logging(verbose, quiet)
+    try:
+        index_path = report_work_dir(work_dir, output, profiles_dir=profiles, mode=mode)
+    except WarcDeboilError as exc:
+        _fail(exc, verbose)
+        return
+    _report_written(index_path, quiet)
 
 
 @app.command()

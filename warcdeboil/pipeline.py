@@ -54,6 +54,7 @@ log = logging.getLogger(__name__)
 # number of workers; enough to keep 2-64 cores busy in the fit.
 DEFAULT_PARTITIONS = 64
 PROFILES_META = "profiles.json"
+RUN_META = "run.json"  # what clean says of its run, for a report made later
 
 Progress = Callable[[str, int, int, int], None]
 """``progress(stage, done, items, total)``: stage is 'scan', 'fit' or 'write'; ``done`` jobs
@@ -493,12 +494,15 @@ def clean(
     keep_work_dir: bool = False,
     resume: bool = False,
     progress: Progress | None = None,
+    report: Callable[[Path], None] | None = None,
 ) -> RunSummary:
     """Index, fit and apply in one go: the whole job of ``warcdeboil clean``.
 
     With ``resume``, inputs whose output is already complete are not written again, and a
     finished index and finished profiles in ``work_dir`` are reused. Outputs are atomic, so an
-    output under its final name is complete.
+    output under its final name is complete. ``report(work_dir)`` is called once the outputs are
+    written, before a temporary work directory goes; the run's mode, format and summary are in
+    its ``run.json``.
     """
     options = options or Options()
     found = discover_inputs(inputs)
@@ -531,6 +535,11 @@ def clean(
         summary.apply_files = apply_profiles(
             todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo]
         )
+        _write_json(work / RUN_META, {"mode": options.effective_mode.value,
+                                      "format": options.format.value,
+                                      "summary": summary.to_dict()})
+        if report is not None:
+            report(work)
     return summary
 
 
