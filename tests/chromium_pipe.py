@@ -9,9 +9,11 @@ import contextlib
 import json
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -129,10 +131,17 @@ class Chromium:
                 found.append(f"{entry.get('text')} {entry.get('url', '')}")
         return found
 
-    def screenshot(self, path: Path) -> bytes:
-        data = self.call("Page.captureScreenshot", {"format": "png"}, session=True)["data"]
+    def screenshot(self, path: Path | None = None, scale: float = 1.0) -> bytes:
+        """The whole page as PNG (beyond the window), written to ``path`` when given."""
+        width, height = self.evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+        data = self.call("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": scale},
+        }, session=True)["data"]
         png = base64.b64decode(data)
-        path.write_bytes(png)
+        if path is not None:
+            path.write_bytes(png)
         return png
 
     def close(self) -> None:
@@ -152,3 +161,45 @@ class Chromium:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def png_pixels(png: bytes) -> list[tuple[int, ...]]:
+    """The pixels of an 8-bit RGB or RGBA PNG (what Chromium's screenshots are), row by row."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, []
+    width = height = channels = 0
+    while pos < len(png):
+        (size,) = struct.unpack(">I", png[pos : pos + 4])
+        kind, body = png[pos + 4 : pos + 8], png[pos + 8 : pos + 8 + size]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and colour in (2, 6), (depth, colour)
+            channels = 3 if colour == 2 else 4
+        elif kind == b"IDAT":
+            idat.append(body)
+        pos += 12 + size
+    raw = zlib.decompress(b"".join(idat))
+    stride = width * channels
+    previous = bytearray(stride)
+    pixels: list[tuple[int, ...]] = []
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, row = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        for i in range(stride):  # undo the row's filter (PNG spec, section 9)
+            left = row[i - channels] if i >= channels else 0
+            up = previous[i]
+            if kind == 1:
+                row[i] = (row[i] + left) & 0xFF
+            elif kind == 2:
+                row[i] = (row[i] + up) & 0xFF
+            elif kind == 3:
+                row[i] = (row[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                corner = previous[i - channels] if i >= channels else 0
+                guess = left + up - corner
+                near = min((abs(guess - left), 0, left), (abs(guess - up), 1, up),
+                           (abs(guess - corner), 2, corner))
+                row[i] = (row[i] + near[2]) & 0xFF
+        pixels += [tuple(row[x : x + 3]) for x in range(0, stride, channels)]
+        previous = row
+    return pixels

@@ -9,13 +9,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import http_response, shared_file, site_pages, synthetic_crawl, warc_record
+from conftest import http_response, site_pages, synthetic_crawl, warc_record
 from typer.testing import CliRunner
 
 from warcdeboil.apply import Mode, OutputFormat, clean_page
 from warcdeboil.cli import app
 from warcdeboil.compression import Codec
-from warcdeboil.fit import FitParams
 from warcdeboil.pagestore import iter_page_store, page_store_path
 from warcdeboil.pipeline import Options, build_index, fit_profiles
 from warcdeboil.profiles import ProfileReader
@@ -94,17 +93,6 @@ def test_annotation_keeps_what_the_run_keeps(crawl: Path, tmp_path: Path, fmt: O
     build_index([crawl / "a.warc.gz"], work, options)
     fit_profiles(work, work / "profiles", options)
     assert _check_annotations(work, mode, structure) == 11
-
-
-@pytest.fixture(scope="module")
-def dragnet_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """dragnet indexed for JSONL (with structure marks, in either mode) and fitted."""
-    archive = shared_file("eval", "dragnet.warc.gz")
-    options = Options(workers=2, format=OutputFormat.JSONL, fit=FitParams())
-    work = tmp_path_factory.mktemp("dragnet") / "work"
-    build_index([archive], work, options)
-    fit_profiles(work, work / "profiles", options)
-    return work
 
 
 @pytest.mark.slow

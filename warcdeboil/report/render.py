@@ -102,6 +102,10 @@ def _share(part: int, whole: int) -> str:
     return f"{part / whole:.0%}" if whole else "–"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _table(head: Iterable[tuple[str, bool]], rows: Iterable[Iterable[str]]) -> str:
     """A table; ``head`` is (name, numeric) per column; cells are HTML already."""
     columns = list(head)
@@ -130,7 +134,7 @@ def _reasons_chart(removed_chars: Counter[str], removed_blocks: Counter[str], ch
         return '<p class="muted">Nothing was removed.</p>'
     rows = [(LABELS.get(r, r), removed_chars[r], COLOURS.get(r, "#999"),
              f"{removed_chars[r]:,} chars ({_share(removed_chars[r], chars)}), "
-             f"{removed_blocks[r]:,} blocks") for r in order]
+             + _count(removed_blocks[r], "block")) for r in order]
     return bar_chart(rows, title)
 
 
