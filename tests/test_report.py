@@ -244,3 +244,23 @@ def test_many_sites_are_capped(tmp_path: Path, write_archive, monkeypatch) -> No
     index = (report / "index.html").read_text(encoding="utf-8")
     assert "3 more sites" in index and index.count('href="sites/') == 3
     _links_resolve(report)
+
+
+def test_resume_with_nothing_to_do_says_no_report_was_written(crawl: Path,
+                                                              tmp_path: Path) -> None:
+    args = ["clean", str(crawl), "-o", str(tmp_path / "out"), "--work-dir", str(tmp_path / "w"),
+            "-j", "1", "-q"]
+    assert runner.invoke(app, args).exit_code == 0
+    result = runner.invoke(app, [*args, "--resume", "--report", str(tmp_path / "r")])
+    assert result.exit_code == 0
+    assert "report        not written: no input was cleaned (--resume)" in result.stderr
+    assert not (tmp_path / "r").exists()
+    _run("report", str(tmp_path / "w"), "-o", str(tmp_path / "r"), "-q")
+    assert (tmp_path / "r" / "index.html").exists()
+
+
+def test_report_into_a_file_is_refused(crawl: Path, tmp_path: Path) -> None:
+    _run("index", str(crawl), "--work-dir", str(tmp_path / "w"), "-q")
+    (tmp_path / "f").write_text("x")
+    result = runner.invoke(app, ["report", str(tmp_path / "w"), "-o", str(tmp_path / "f")])
+    assert result.exit_code == 1 and "not a directory" in result.stderr

@@ -320,6 +320,7 @@ def clean(
             zstd_dictionary=zstd_dict, fail_fast=_fail_fast(on_error),
             limits=PageLimits(max_page_mb << 20, max_page_tags, max_page_depth),
         )
+        reporter = _Reporter(report, quiet) if report is not None else None
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             if engine is Engine.SPARK:
                 summary = _run_spark(inputs, output, options, spark_master, spark_conf or [],
@@ -328,11 +329,13 @@ def clean(
                 summary = run_clean(
                     [_local(location) for location in inputs], output, options,
                     work_dir=work_dir, keep_work_dir=keep_work_dir, resume=resume,
-                    progress=bars, report=_reporter(report, quiet),
+                    progress=bars, report=reporter,
                 )
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return
+    if reporter is not None:
+        reporter.missing()
     data = summary.to_dict()
     if json_summary:
         typer.echo(json.dumps(data, indent=2, sort_keys=True))
@@ -341,17 +344,25 @@ def clean(
         raise typer.Exit(3)
 
 
-def _reporter(out: Path | None, quiet: bool) -> Any:
-    """What clean calls with its work directory to write the report, when asked for one."""
-    if out is None:
-        return None
+class _Reporter:
+    """What clean calls with its work directory to write the report; says so when it was not
+    called (with --resume, when every output was complete already)."""
 
-    def write(work: Path) -> None:
+    def __init__(self, out: Path, quiet: bool) -> None:
+        self.out = out
+        self.quiet = quiet
+        self.written = False
+
+    def __call__(self, work: Path) -> None:
         from .report import report_work_dir
 
-        _report_written(report_work_dir(work, out), quiet)
+        _report_written(report_work_dir(work, self.out), self.quiet)
+        self.written = True
 
-    return write
+    def missing(self) -> None:
+        if not self.written:
+            typer.echo(f"report        not written: no input was cleaned (--resume); "
+                       f"`warcdeboil report WORK_DIR -o {self.out}` writes it", err=True)
 
 
 def _report_written(index_path: Path, quiet: bool) -> None:

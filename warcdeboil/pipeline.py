@@ -535,8 +535,8 @@ def clean(
         summary.apply_files = apply_profiles(
             todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo]
         )
-        _write_json(work / RUN_META, {"mode": options.effective_mode.value,
-                                      "format": options.format.value,
+        _write_json(work / RUN_META, {"mode": Mode(options.effective_mode).value,
+                                      "format": OutputFormat(options.format).value,
                                       "summary": summary.to_dict()})
         if report is not None:
             report(work)

@@ -29,6 +29,8 @@ __all__ = ["RUN_META", "ArchivePages", "StorePages", "build_report", "report_wor
 def _prepare(out: Path) -> None:
     """Make ``out`` ready for a report: created, or a former report whose pages are replaced;
     a directory holding anything else is refused (nothing the user has is deleted)."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out}: not a directory")
     if out.exists() and any(out.iterdir()) and not (out / STYLESHEET).exists():
         raise ConfigError(f"{out}: not empty and not a report: choose another directory")
     for name in ("sites", "pages"):

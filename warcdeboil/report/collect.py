@@ -42,6 +42,10 @@ MAX_SITE_PAGES = 300
 # What one site page lists of each kind of removed part, and how much of each one's text.
 MAX_ITEMS = 300
 MAX_ITEM_CHARS = 400
+# Parts of one kind counted per site: those met first. On dragnet a profile holds at most 581
+# subtrees, 482 repeated blocks and 179 slots (fewer are ever cut: nested ones go with their
+# ancestor); this bounds the memory of a site whose profile would hold many more.
+MAX_TRACKED_ITEMS = 4 * MAX_ITEMS
 
 
 @dataclass(slots=True)
@@ -245,12 +249,14 @@ def _largest_profiled(directory: Path, partitions: int) -> set[str]:
 def _fold(figures: SiteFigures, entry: PageEntry, annotated: AnnotatedPage) -> None:
     figures.pages += 1
     figures.html_bytes += entry.html_bytes_before
-    seen: dict[tuple[str, int], list[str] | None] = {}
     # Kept: the characters of the text written (newlines between its blocks included), so the
     # report's total is the run's; the text of the page is that and what was removed.
     kept = len(annotated.kept_text)
     figures.kept_chars += kept
     figures.chars += kept
+    # What went from this page, by (reason, digest): the lines of each, so that a subtree or
+    # slot is one item with all its text, counted once a page.
+    went: dict[tuple[str, int], list[str]] = {}
     for line in annotated.lines:
         if line.reason is None:
             continue
@@ -259,22 +265,19 @@ def _fold(figures: SiteFigures, entry: PageEntry, annotated: AnnotatedPage) -> N
         figures.removed_chars[line.reason] += size
         figures.removed_blocks[line.reason] += 1
         if figures.items is not None and line.digest:
-            key = (line.reason, line.digest)
-            texts = seen.get(key)
-            if texts is None:
-                texts = seen[key] = []
-            texts.append(line.text)
+            went.setdefault((line.reason, line.digest), []).append(line.text)
     if figures.items is None:
         return
-    for (reason, digest), texts in seen.items():
+    for (reason, digest), texts in went.items():
         items = figures.items.setdefault(reason, {})
         item = items.get(digest)
         if item is None:
-            if len(items) >= MAX_ITEMS * 4:
+            if len(items) >= MAX_TRACKED_ITEMS:
                 continue  # a bound on memory: the first ones met are listed
-            text = "\n".join(texts or ())
-            item = items[digest] = Item(text[:MAX_ITEM_CHARS] + ("…" if len(text) >
-                                                                   MAX_ITEM_CHARS else ""))
+            text = "\n".join(texts)
+            if len(text) > MAX_ITEM_CHARS:
+                text = text[:MAX_ITEM_CHARS] + "…"
+            item = items[digest] = Item(text)
         item.pages += 1
 
 
