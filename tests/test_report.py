@@ -264,3 +264,15 @@ def test_report_into_a_file_is_refused(crawl: Path, tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     result = runner.invoke(app, ["report", str(tmp_path / "w"), "-o", str(tmp_path / "f")])
     assert result.exit_code == 1 and "not a directory" in result.stderr
+
+
+def test_content_report_of_pages_without_structure_is_refused(crawl: Path,
+                                                              tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    _run("clean", str(crawl), "-o", str(tmp_path / "out"), "--work-dir", str(work))
+    result = runner.invoke(app, ["report", str(work), "-o", str(tmp_path / "r"), "-m",
+                                 "content"])
+    assert result.exit_code == 1
+    assert "without structure marks" in result.stderr and "--mode template" in result.stderr
+    _run("report", str(work), "-o", str(tmp_path / "r"), "-q")  # the run's own mode
+    assert "template mode" in (tmp_path / "r" / "index.html").read_text(encoding="utf-8")

@@ -23,7 +23,7 @@ from xxhash import xxh3_64_intdigest
 from ..apply import Mode
 from ..content import load_model
 from ..dom import analyse
-from ..errors import RecordError, WorkDirError
+from ..errors import ConfigError, RecordError, WorkDirError
 from ..fit import SiteProfile
 from ..pages import PageLimits, html_page
 from ..pagestore import PageEntry, iter_page_store, page_store_path
@@ -300,6 +300,10 @@ def collect(
     sites: dict[str, SiteFigures] = {}
     try:
         for i, entry in source.pages():
+            if model is not None and not entry.page.structured:
+                raise ConfigError(
+                    "these pages were read without structure marks (a run with --format warc): "
+                    "their report is in template mode (--mode template)")
             site = keyer(entry.url) or ""
             figures = sites.get(site)
             if figures is None:

@@ -120,10 +120,15 @@ def _table(head: Iterable[tuple[str, bool]], rows: Iterable[Iterable[str]]) -> s
     return "".join(out)
 
 
-def _legend(reasons: Iterable[str], kept: bool = True) -> str:
-    spans = [f'<span><i style="background:{KEPT_COLOUR}"></i>kept</span>'] if kept else []
-    spans += [f'<span><i style="background:{COLOURS.get(r, "#999")}"></i>'
-              f"{escape(LABELS.get(r, r))}</span>" for r in reasons]
+def _legend(reasons: Iterable[str], counts: Counter[str | None] | None = None) -> str:
+    """The colours of the reasons (and of kept text), with a count of blocks each when given."""
+
+    def entry(reason: str | None, colour: str, label: str) -> str:
+        count = f" ({counts[reason]:,})" if counts is not None else ""
+        return f'<span><i style="background:{colour}"></i>{escape(label)}{count}</span>'
+
+    spans = [entry(None, KEPT_COLOUR, "kept")]
+    spans += [entry(r, COLOURS.get(r, "#999"), LABELS.get(r, r)) for r in reasons]
     return f'<p class="legend">{"".join(spans)}</p>'
 
 
@@ -320,11 +325,12 @@ def write_sample(site: str, k: int, url: str, title: str, annotated: AnnotatedPa
     kept = [f"<p>{escape(line.text)}</p>" for line in lines if line.reason is None]
     more = len(annotated.lines) - len(lines)
     cut = f"<p class=muted>… {more:,} more blocks not shown.</p>" if more > 0 else ""
-    counts = Counter(line.reason for line in annotated.lines if line.reason)
+    counts: Counter[str | None] = Counter(line.reason for line in annotated.lines)
     body = (f'<nav class="crumbs"><a href="../index.html">report</a> › '
             f'<a href="../{site_file(site)}">{escape(site or "(no site)")}</a> › page</nav>'
             f"<h1>{escape(title or '(no title)')}</h1><p class=url>{escape(url)}</p>"
-            + _legend([r for r in REASONS if counts[r]] + sorted(set(counts) - set(REASONS)))
+            + _legend([r for r in REASONS if counts[r]]
+                      + sorted(r for r in counts if r is not None and r not in REASONS), counts)
             + '<div class="columns"><section><h2>As read: removed blocks struck</h2>'
             + "\n".join(read) + cut + "</section><section><h2>Kept</h2>"
             + ("\n".join(kept) or '<p class="muted">Nothing.</p>') + cut
