@@ -276,3 +276,23 @@ def test_content_report_of_pages_without_structure_is_refused(crawl: Path,
     assert "without structure marks" in result.stderr and "--mode template" in result.stderr
     _run("report", str(work), "-o", str(tmp_path / "r"), "-q")  # the run's own mode
     assert "template mode" in (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_report_is_the_same_for_any_number_of_workers(tmp_path: Path,
+                                                          write_archive) -> None:
+    src = tmp_path / "crawl"
+    src.mkdir()
+    records = synthetic_crawl()
+    write_archive(src / "a.warc.gz", records[: len(records) // 2], Codec.GZIP)
+    write_archive(src / "b.warc", records[len(records) // 2 :], Codec.NONE)
+    work = tmp_path / "work"
+    _run("clean", str(src), "-o", str(tmp_path / "out"), "--work-dir", str(work))
+    reports = []
+    for workers in ("1", "2"):
+        report = tmp_path / f"r{workers}"
+        _run("report", str(work), "-o", str(report), "-j", workers, "-q")
+        reports.append({p.relative_to(report): p.read_bytes() for p in report.rglob("*.html")})
+    assert reports[0] == reports[1]
+    # Both inputs' pages are in it: the sites' figures add up across the files.
+    index = (tmp_path / "r2" / "index.html").read_text(encoding="utf-8")
+    assert "11 pages of 3 sites" in index and len(reports[0]) == 1 + 3 + 7

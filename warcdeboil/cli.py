@@ -320,7 +320,8 @@ def clean(
             zstd_dictionary=zstd_dict, fail_fast=_fail_fast(on_error),
             limits=PageLimits(max_page_mb << 20, max_page_tags, max_page_depth),
         )
-        reporter = _Reporter(report, quiet) if report is not None else None
+        reporter = (_Reporter(report, quiet, options.worker_count) if report is not None
+                    else None)
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             if engine is Engine.SPARK:
                 summary = _run_spark(inputs, output, options, spark_master, spark_conf or [],
@@ -348,15 +349,16 @@ class _Reporter:
     """What clean calls with its work directory to write the report; says so when it was not
     called (with --resume, when every output was complete already)."""
 
-    def __init__(self, out: Path, quiet: bool) -> None:
+    def __init__(self, out: Path, quiet: bool, workers: int) -> None:
         self.out = out
         self.quiet = quiet
+        self.workers = workers
         self.written = False
 
     def __call__(self, work: Path) -> None:
         from .report import report_work_dir
 
-        _report_written(report_work_dir(work, self.out), self.quiet)
+        _report_written(report_work_dir(work, self.out, workers=self.workers), self.quiet)
         self.written = True
 
     def missing(self) -> None:
@@ -496,7 +498,7 @@ def apply(
 
             source = ArchivePages([p for p, _ in found], options.structure, options.limits)
             _report_written(build_report(source, report, profiles, options.effective_mode,
-                                         data), quiet)
+                                         data, workers=options.worker_count), quiet)
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return
@@ -519,15 +521,19 @@ def report_command(
         Mode | None, typer.Option("--mode", "-m", help="Default: the run's (template when the "
                                   "work directory does not say).")
     ] = None,
+    workers: Workers = 0,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
     """Write the report of a finished run after the fact: static HTML, OUTPUT/index.html."""
+    import os
+
     from .report import report_work_dir
 
     _setup_logging(verbose, quiet)
     try:
-        index_path = report_work_dir(work_dir, output, profiles_dir=profiles, mode=mode)
+        index_path = report_work_dir(work_dir, output, profiles_dir=profiles, mode=mode,
+                                     workers=workers or os.cpu_count() or 1)
     except WarcDeboilError as exc:
         _fail(exc, verbose)
         return

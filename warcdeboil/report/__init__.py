@@ -41,11 +41,13 @@ def _prepare(out: Path) -> None:
 def build_report(
     source: PageSource, out: Path, profiles_dir: Path | None, mode: Mode,
     summary: dict[str, Any] | None = None, site_key: SiteKeyMode | None = None,
+    workers: int = 1,
 ) -> Path:
     """Write the report of the pages of ``source`` cleaned with the profiles in
-    ``profiles_dir`` to ``out``; returns the path of its index."""
+    ``profiles_dir`` to ``out``; returns the path of its index. ``workers`` processes share
+    the inputs; the report is the same for any number."""
     _prepare(out)
-    data = collect(source, profiles_dir, mode, summary, site_key)
+    data = collect(source, profiles_dir, mode, summary, site_key, workers)
     write_stylesheet(out)
     shown = [site for site in data.sites if site.has_page]
     wanted: dict[int, list[SampleRef]] = {}
@@ -78,6 +80,7 @@ def build_report(
 
 def report_work_dir(
     work_dir: Path, out: Path, *, profiles_dir: Path | None = None, mode: Mode | None = None,
+    workers: int = 1,
 ) -> Path:
     """The report of a kept work directory (``clean --work-dir`` or ``--keep-work-dir``, or
     ``index`` then ``fit``): its page stores, its profiles, and what its run said of itself."""
@@ -90,4 +93,5 @@ def report_work_dir(
             raise WorkDirError(f"{meta}: unreadable ({exc})") from exc
     chosen = mode or Mode(run.get("mode", Mode.TEMPLATE.value))
     profiles = profiles_dir or work_dir / "profiles"
-    return build_report(StorePages(work_dir), out, profiles, chosen, run.get("summary"))
+    return build_report(StorePages(work_dir), out, profiles, chosen, run.get("summary"),
+                        workers=workers)

@@ -14,6 +14,7 @@ import heapq
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -90,6 +91,25 @@ class SiteFigures:
         elif entry > self.samples[0]:
             heapq.heapreplace(self.samples, entry)
 
+    def merge(self, other: SiteFigures) -> None:
+        """Add the figures of the same site's pages in a later input."""
+        self.pages += other.pages
+        self.html_bytes += other.html_bytes
+        self.chars += other.chars
+        self.kept_chars += other.kept_chars
+        self.removed_chars.update(other.removed_chars)
+        self.removed_blocks.update(other.removed_blocks)
+        if self.items is not None and other.items is not None:
+            for reason, found in other.items.items():
+                items = self.items.setdefault(reason, {})
+                for digest, item in found.items():
+                    if digest in items:
+                        items[digest].pages += item.pages
+                    elif len(items) < MAX_TRACKED_ITEMS:
+                        items[digest] = item
+        for _, ref in other.samples:
+            self.add_sample(ref)
+
     @property
     def sample_refs(self) -> list[SampleRef]:
         return sorted(ref for _, ref in self.samples)
@@ -124,8 +144,8 @@ class PageSource(Protocol):
     inputs: list[str]
     site_key: SiteKeyMode | None  # how the run grouped pages into sites, when it says
 
-    def pages(self) -> Iterator[tuple[int, PageEntry]]:
-        """Every page, as (input number, entry), in the inputs' order."""
+    def pages_of(self, i: int) -> Iterator[PageEntry]:
+        """The pages of input ``i``, in its order."""
         ...
 
     def pages_at(self, wanted: dict[int, list[SampleRef]]) -> Iterator[tuple[int, PageEntry]]:
@@ -148,10 +168,8 @@ class StorePages:
         self.site_key: SiteKeyMode | None = SiteKeyMode(meta.get("site_key", "host"))
         self._dir = work_dir / "pages"
 
-    def pages(self) -> Iterator[tuple[int, PageEntry]]:
-        for i in range(len(self.inputs)):
-            for entry in iter_page_store(page_store_path(self._dir, i)):
-                yield i, entry
+    def pages_of(self, i: int) -> Iterator[PageEntry]:
+        return iter_page_store(page_store_path(self._dir, i))
 
     def pages_at(self, wanted: dict[int, list[SampleRef]]) -> Iterator[tuple[int, PageEntry]]:
         for i in sorted(wanted):
@@ -188,9 +206,8 @@ class ArchivePages:
                 analyse(page.markup, structure=self._structure),
             )
 
-    def pages(self) -> Iterator[tuple[int, PageEntry]]:
-        for i in range(len(self.inputs)):
-            yield from self._entries(i, None)
+    def pages_of(self, i: int) -> Iterator[PageEntry]:
+        return (entry for _, entry in self._entries(i, None))
 
     def pages_at(self, wanted: dict[int, list[SampleRef]]) -> Iterator[tuple[int, PageEntry]]:
         for i in sorted(wanted):
@@ -202,18 +219,25 @@ class Profiles:
 
     def __init__(self, directory: Path | None) -> None:
         self._reader: ProfileReader | None = None
+        self._directory = directory
+        self._partitions = 0
         self.site_key: SiteKeyMode | None = None
-        self.largest: set[str] = set()
         if directory is None or not (directory / "profiles.json").exists():
             return
         try:
             meta = json.loads((directory / "profiles.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise WorkDirError(f"{directory}/profiles.json: unreadable ({exc})") from exc
-        partitions = int(meta["partitions"])
+        self._partitions = int(meta["partitions"])
         self.site_key = SiteKeyMode(meta["site_key"])
-        self._reader = ProfileReader(directory, partitions)
-        self.largest = _largest_profiled(directory, partitions)
+        self._reader = ProfileReader(directory, self._partitions)
+
+    def largest(self) -> frozenset[str]:
+        """The :data:`MAX_SITE_PAGES` sites with a profile that have the most pages: only theirs
+        can be among the sites with a page of their own, so only their removed parts are kept."""
+        if self._reader is None or self._directory is None:
+            return frozenset()
+        return _largest_profiled(self._directory, self._partitions)
 
     def get(self, site: str) -> SiteProfile | None:
         return self._reader.get(site) if self._reader is not None else None
@@ -223,9 +247,7 @@ class Profiles:
             self._reader.close()
 
 
-def _largest_profiled(directory: Path, partitions: int) -> set[str]:
-    """The :data:`MAX_SITE_PAGES` sites with a profile that have the most pages: only theirs
-    can be among the sites with a page of their own, so only their removed parts are kept."""
+def _largest_profiled(directory: Path, partitions: int) -> frozenset[str]:
     import sqlite3
 
     sizes: list[tuple[int, str]] = []
@@ -243,7 +265,7 @@ def _largest_profiled(directory: Path, partitions: int) -> set[str]:
             raise WorkDirError(f"{path}: cannot read profiles ({exc})") from exc
         finally:
             db.close()
-    return {site for _, site in heapq.nsmallest(MAX_SITE_PAGES, sizes)}
+    return frozenset(site for _, site in heapq.nsmallest(MAX_SITE_PAGES, sizes))
 
 
 def _fold(figures: SiteFigures, entry: PageEntry, annotated: AnnotatedPage) -> None:
@@ -289,38 +311,72 @@ def site_keyer(
     return SiteKeyer(site_key or profiles.site_key or source.site_key or SiteKeyMode.HOST)
 
 
-def collect(
-    source: PageSource, profiles_dir: Path | None, mode: Mode,
-    summary: dict[str, Any] | None = None, site_key: SiteKeyMode | None = None,
-) -> ReportData:
-    """One pass over ``source``: every page annotated and counted under its site."""
-    profiles = Profiles(profiles_dir)
-    keyer = site_keyer(site_key, profiles, source)
-    model = load_model() if mode is Mode.CONTENT else None
+@dataclass(frozen=True)
+class _FileJob:
+    """One input's share of the collection (picklable, for a worker process)."""
+
+    source: PageSource
+    file: int
+    profiles_dir: Path | None
+    mode: Mode
+    site_key: SiteKeyMode | None
+    largest: frozenset[str]  # the sites whose removed parts are listed (Profiles.largest)
+
+
+def _collect_file(job: _FileJob) -> dict[str, SiteFigures]:
+    """Every page of one input annotated and counted under its site."""
+    profiles = Profiles(job.profiles_dir)
+    keyer = site_keyer(job.site_key, profiles, job.source)
+    model = load_model() if job.mode is Mode.CONTENT else None
     sites: dict[str, SiteFigures] = {}
     try:
-        for i, entry in source.pages():
+        for entry in job.source.pages_of(job.file):
             if model is not None and not entry.page.structured:
                 raise ConfigError(
                     "these pages were read without structure marks (a run with --format warc): "
                     "their report is in template mode (--mode template)")
             site = keyer(entry.url) or ""
+            profile = profiles.get(site) if site else None  # an LRU: sites come back often
             figures = sites.get(site)
             if figures is None:
                 figures = sites[site] = SiteFigures(site)
-                profile = profiles.get(site) if site else None
                 if profile is not None:
                     figures.learned = (len(profile.template), len(profile.template_slots),
                                        len(profile.repeated))
-                if site in profiles.largest:
+                if site in job.largest:
                     figures.items = {}
-            profile = profiles.get(site) if site else None  # an LRU: sites come back often
-            _fold(figures, entry, annotate(entry.page, profile, mode, model))
-            figures.add_sample(SampleRef(xxh3_64_intdigest(entry.url.encode("utf-8",
-                                                                           "surrogatepass")),
-                                         i, entry.offset, entry.length))
+            _fold(figures, entry, annotate(entry.page, profile, job.mode, model))
+            key = xxh3_64_intdigest(entry.url.encode("utf-8", "surrogatepass"))
+            figures.add_sample(SampleRef(key, job.file, entry.offset, entry.length))
     finally:
         profiles.close()
+    return sites
+
+
+def collect(
+    source: PageSource, profiles_dir: Path | None, mode: Mode,
+    summary: dict[str, Any] | None = None, site_key: SiteKeyMode | None = None,
+    workers: int = 1,
+) -> ReportData:
+    """One pass over ``source``: every page annotated and counted under its site, the inputs
+    shared among ``workers`` processes and their figures added up in the inputs' order (the
+    same report for any number of workers)."""
+    profiles = Profiles(profiles_dir)
+    try:
+        largest = profiles.largest()
+    finally:
+        profiles.close()
+    jobs = [_FileJob(source, i, profiles_dir, mode, site_key, largest)
+            for i in range(len(source.inputs))]
+    sites: dict[str, SiteFigures] = {}
+    if workers > 1 and len(jobs) > 1:
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+            parts = pool.map(_collect_file, jobs)
+            for part in parts:
+                _add(sites, part)
+    else:
+        for job in jobs:
+            _add(sites, _collect_file(job))
     ranked = sorted(sites.values(), key=lambda f: (-f.pages, f.site))
     for figures in ranked[:MAX_SITE_PAGES]:
         figures.has_page = True
@@ -328,6 +384,14 @@ def collect(
         figures.items = None  # listed on no page
         figures.samples = []
     return ReportData(mode, list(source.inputs), ranked, summary)
+
+
+def _add(sites: dict[str, SiteFigures], part: dict[str, SiteFigures]) -> None:
+    for site, figures in part.items():
+        if site in sites:
+            sites[site].merge(figures)
+        else:
+            sites[site] = figures
 
 
 def reason_order(counts: Counter[str]) -> list[str]:
