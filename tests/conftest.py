@@ -162,6 +162,21 @@ def synthetic_crawl() -> list[tuple[list[tuple[str, str]], bytes]]:
 
 
 @pytest.fixture(scope="session")
+def dragnet_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A work directory of dragnet indexed for JSONL (structure marks: either mode) and fitted,
+    shared by the report's tests."""
+    from warcdeboil.apply import OutputFormat
+    from warcdeboil.pipeline import Options, build_index, fit_profiles
+
+    archive = shared_file("eval", "dragnet.warc.gz")
+    options = Options(workers=2, format=OutputFormat.JSONL)
+    work = tmp_path_factory.mktemp("dragnet") / "work"
+    build_index([archive], work, options)
+    fit_profiles(work, work / "profiles", options)
+    return work
+
+
+@pytest.fixture(scope="session")
 def spark():
     """One SparkSession on a local[2] master for the whole test session."""
     pytest.importorskip("pyspark", reason="the Spark engine's tests need pip install '.[spark]'")

@@ -109,6 +109,11 @@ JsonSummary = Annotated[
 RunSize = Annotated[
     int, typer.Option("--run-size", min=1, help="MiB of index entries per sorted run.")
 ]
+ReportDir = Annotated[
+    Path | None,
+    typer.Option("--report", help="Also write a report of what was removed (static HTML, "
+                 "open DIR/index.html) to this directory."),
+]
 
 
 class Engine(str, enum.Enum):
@@ -380,6 +385,7 @@ def clean(
         str | None, typer.Option("--sites", help="With --select-index: a file of hosts or "
                                  "registered domains, one a line; only their records.")
     ] = None,
+    report: ReportDir = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -405,6 +411,8 @@ def clean(
         raise typer.BadParameter("applies to --engine spark only", param_hint="--spark-master")
     if sites and not select_index:
         raise typer.BadParameter("needs --select-index", param_hint="--sites")
+    if report is not None and engine is Engine.SPARK:
+        raise typer.BadParameter("is for --engine local", param_hint="--report")
     try:
         options = _options(
             format=fmt, mode=mode, compress=compress, workers=workers, site_key=site_key,
@@ -412,6 +420,8 @@ def clean(
             zstd_dictionary=zstd_dict, fail_fast=_fail_fast(on_error),
             limits=PageLimits(max_page_mb << 20, max_page_tags, max_page_depth),
         )
+        reporter = (_Reporter(report, quiet, options.worker_count) if report is not None
+                    else None)
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             if engine is Engine.SPARK:
                 summary = _run_spark(inputs, output, options, spark_master, spark_conf or [],
@@ -420,11 +430,13 @@ def clean(
                 summary = run_clean(
                     [_local(location) for location in inputs], output, options,
                     work_dir=work_dir, keep_work_dir=keep_work_dir, resume=resume,
-                    progress=bars, select=_selection(select_index, sites),
+                    progress=bars, select=_selection(select_index, sites), report=reporter,
                 )
     except Exception as exc:
         _fail(exc, verbose)
         return
+    if reporter is not None:
+        reporter.missing()
     data = summary.to_dict()
     _report(data, json_summary, quiet)
     if data["problems"]:
@@ -444,6 +456,33 @@ def _is_url(location: str) -> bool:
     from .remote import is_remote
 
     return is_remote(location)
+
+
+class _Reporter:
+    """What clean calls with its work directory to write the report; says so when it was not
+    called (with --resume, when every output was complete already)."""
+
+    def __init__(self, out: Path, quiet: bool, workers: int) -> None:
+        self.out = out
+        self.quiet = quiet
+        self.workers = workers
+        self.written = False
+
+    def __call__(self, work: Path) -> None:
+        from .report import report_work_dir
+
+        _report_written(report_work_dir(work, self.out, workers=self.workers), self.quiet)
+        self.written = True
+
+    def missing(self) -> None:
+        if not self.written:
+            typer.echo(f"report        not written: no input was cleaned (--resume); "
+                       f"`warcdeboil report WORK_DIR -o {self.out}` writes it", err=True)
+
+
+def _report_written(index_path: Path, quiet: bool) -> None:
+    if not quiet:
+        typer.echo(f"report        {index_path}", err=True)
 
 
 def _spark_ready(work_dir: Path | None, keep_work_dir: bool) -> None:
@@ -562,6 +601,7 @@ def apply(
     workers: Workers = 0,
     zstd_dict: ZstdDict = False,
     json_summary: JsonSummary = False,
+    report: ReportDir = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -579,13 +619,52 @@ def apply(
         found = discover_inputs(inputs, exclude=local_output_dir(output))
         with _Bars(not quiet and sys.stderr.isatty()) as bars:
             tallies = apply_profiles(found, output, profiles, options, bars)
+        data = _tally_summary(len(found), tallies)
+        if report is not None:
+            from .report import ArchivePages, build_report
+
+            source = ArchivePages([p for p, _ in found], options.structure, options.limits)
+            _report_written(build_report(source, report, profiles, options.effective_mode,
+                                         data, workers=options.worker_count), quiet)
     except Exception as exc:
         _fail(exc, verbose)
         return
-    data = _tally_summary(len(found), tallies)
     _report(data, json_summary, quiet)
     if data["problems"]:
         raise typer.Exit(3)
+
+
+@app.command(name="report")
+def report_command(
+    work_dir: Annotated[
+        Path, typer.Argument(help="A kept work directory (clean --work-dir or --keep-work-dir, "
+                             "or index then fit).")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where the report goes.")],
+    profiles: Annotated[
+        Path | None, typer.Option("--profiles", help="Site profiles (default: WORK_DIR/profiles).")
+    ] = None,
+    mode: Annotated[
+        Mode | None, typer.Option("--mode", "-m", help="Default: the run's (template when the "
+                                  "work directory does not say).")
+    ] = None,
+    workers: Workers = 0,
+    verbose: Verbose = False,
+    quiet: Quiet = False,
+) -> None:
+    """Write the report of a finished run after the fact: static HTML, OUTPUT/index.html."""
+    import os
+
+    from .report import report_work_dir
+
+    _setup_logging(verbose, quiet)
+    try:
+        index_path = report_work_dir(work_dir, output, profiles_dir=profiles, mode=mode,
+                                     workers=workers or os.cpu_count() or 1)
+    except Exception as exc:
+        _fail(exc, verbose)
+        return
+    _report_written(index_path, quiet)
 
 
 @app.command()

@@ -68,6 +68,7 @@ log = logging.getLogger(__name__)
 # number of workers; enough to keep 2-64 cores busy in the fit.
 DEFAULT_PARTITIONS = 64
 PROFILES_META = "profiles.json"
+RUN_META = "run.json"  # what clean says of its run, for a report made later
 
 Progress = Callable[[str, int, int, int, int, int], None]
 """``progress(stage, done, items, total, nbytes, size)``: stage is 'scan', 'fit' or 'write';
@@ -631,6 +632,7 @@ def clean(
     resume: bool = False,
     progress: Progress | None = None,
     select: tuple[str, SiteFilter] | None = None,
+    report: Callable[[Path], None] | None = None,
 ) -> RunSummary:
     """Index, fit and apply in one go: the whole job of ``warcdeboil clean``.
 
@@ -639,6 +641,8 @@ def clean(
     output under its final name is complete. With ``select`` (an index file and the sites to
     take from it), only the records the index names are read, each by its byte range; ``inputs``
     is then the one directory its file names are relative to.
+    ``report(work_dir)`` is called once the outputs are written, before a temporary work
+    directory goes; the run's mode, format and summary are in its ``run.json``.
     """
     options = options or Options()
     # The plan, before the first record is read: inputs, outputs, and that they can be written.
@@ -675,6 +679,11 @@ def clean(
             todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo],
             spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
         )
+        _write_json(work / RUN_META, {"mode": Mode(options.effective_mode).value,
+                                      "format": OutputFormat(options.format).value,
+                                      "summary": summary.to_dict()})
+        if report is not None:
+            report(work)
     return summary
 
 
