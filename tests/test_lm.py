@@ -241,3 +241,28 @@ def test_cli_trains_on_archives(tmp_path: Path) -> None:
     trained = LanguageModel.load(model)
     assert trained.info["units"] > 500
     assert math.isfinite(trained.perplexity("the"))
+
+
+def test_texts_scored_together_score_as_one_by_one() -> None:
+    model = LanguageModel.train(["the cat sat on the mat", "the dog sat", "a cat"] * 4)
+    texts = ["the cat sat\n\non the mat", "", "\n\n", "zz the dog", "a\nb\nc"]
+    together = model.perplexities(texts)
+    assert together == pytest.approx([model.perplexity(text) for text in texts])
+    assert model.perplexity("") == model.perplexity("\n\n") == model.line_perplexities([""])[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(min_value=1, max_value=5000), st.integers(min_value=0, max_value=2**32))
+def test_table_lookup_agrees_with_a_binary_search(size: int, seed: int) -> None:
+    from warcdeboil.lm.kneserney import Level
+
+    rng = np.random.default_rng(seed)
+    keys = np.unique(rng.integers(0, 2**64 - 1, size=size, dtype=np.uint64))
+    level = Level(keys.copy(), np.zeros(len(keys), np.float32), np.zeros(len(keys), np.float32),
+                  np.zeros(len(keys), np.int32), np.zeros(len(keys), np.int32))
+    absent = rng.integers(0, 2**64 - 1, size=200, dtype=np.uint64)
+    wanted = np.concatenate([rng.choice(keys, 200), absent, keys[:1], keys[-1:],
+                             np.array([0, 2**64 - 1], np.uint64)])
+    rows, found = level.rows(wanted)
+    assert found.tolist() == np.isin(wanted, keys).tolist()
+    assert np.array_equal(keys[rows[found]], wanted[found])

@@ -90,7 +90,7 @@ def train(
         "model": str(output), "bytes": output.stat().st_size, "units": model.info["units"],
         "ngrams": [len(level) for level in model.levels], "skipped_lines": sources.skipped,
         "cpu_seconds": round(time.process_time() - started, 2),
-        "pruned_below": model.info["pruned_below"],
+        "pruned_below": model.info["pruned_below"], "peak_mb": _peak_mb(),
     }
     if json_report:
         typer.echo(json.dumps(report, indent=2))
@@ -100,6 +100,21 @@ def train(
                    f"{report['bytes'] / 1e6:.1f} MB")
     if sources.skipped:
         raise typer.Exit(3)
+
+
+def _peak_mb() -> float:
+    """This process's peak resident memory: VmHWM on Linux (ru_maxrss would count what a
+    parent held when it forked us), else ru_maxrss."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def perplexity(

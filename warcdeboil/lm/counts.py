@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .units import _LINE, BOUNDARY, extend_keys, split_units, token_id
+from .units import BOUNDARY, LINE, extend_keys, split_units, token_id
 
 __all__ = ["CountTable", "NgramCounts", "adjusted_counts", "count_of_counts"]
 
@@ -110,7 +110,7 @@ class NgramCounts:
         if not found:
             return
         ids = {unit: token_id(unit) for unit in dict.fromkeys(found)}
-        ids[_LINE] = BOUNDARY
+        ids[LINE] = BOUNDARY
         units = np.empty(len(found) + 2, dtype=np.uint64)
         units[0] = units[-1] = BOUNDARY
         units[1:-1] = np.fromiter(map(ids.__getitem__, found), np.uint64, count=len(found))

@@ -45,19 +45,27 @@ class Level:
     words: np.ndarray
 
     def __post_init__(self) -> None:
-        # A directory of the keys by their top bits (keys are hashes: uniform), about two keys
-        # a bucket: a lookup is one read of the directory and a binary search of a few keys
-        # lying side by side, where a search of the whole table misses the cache at each step
-        # (3.4 million keys: 1.5 -> 0.2 µs a key, measured).
+        # A directory of the keys by their top bits (keys are hashes: uniform), one or two keys
+        # a bucket, and a binary search of fixed steps from the start of the key's bucket: the
+        # keys after its bucket are all larger, so no step needs the bucket's end. Scoring a
+        # page is numpy calls on a few hundred keys, so few calls matter more than few reads
+        # (600 keys in 2.4 million: searchsorted 91 µs, a search in each bucket with its
+        # bounds 71 µs, this one 45 µs; 0.11 µs a key in large batches).
         n = len(self.keys)
-        self._bits = max(int(n).bit_length() - 2, 0)
+        self._bits = max(int(n).bit_length() - 1, 0)
         self._shift = np.uint64(64 - self._bits)
-        edges = np.arange((1 << self._bits) + 1, dtype=np.uint64) << self._shift if n else None
-        if self._bits and edges is not None:
-            edges[-1] = 0  # 2**64 wraps: the last bucket ends at the end
-            self._offsets = np.searchsorted(self.keys, edges).astype(np.int64)
-            self._offsets[-1] = n
-            self._steps = int(np.diff(self._offsets).max()).bit_length()
+        self._steps: list[int] = []
+        if self._bits:
+            edges = np.arange(1 << self._bits, dtype=np.uint64) << self._shift
+            offsets = np.searchsorted(self.keys, edges)
+            self._offsets = (offsets - 1).astype(np.int32)  # the search starts before it
+            widest = int(np.diff(np.append(offsets, n)).max())
+            self._steps = [1 << s for s in reversed(range(widest.bit_length()))]
+            padded = np.empty(n + (1 << len(self._steps)), np.uint64)
+            padded[:n] = self.keys
+            padded[n:] = np.uint64(2**64 - 1)
+            self._padded = padded
+            self.keys = padded[:n]
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -69,23 +77,25 @@ class Level:
             return np.zeros(len(keys), np.int64), np.zeros(len(keys), bool)
         if not self._bits:
             at = np.searchsorted(self.keys, keys)
-        else:
-            bucket = (keys >> self._shift).astype(np.intp)
-            at, end = self._offsets[bucket], self._offsets[bucket + 1]
-            for _ in range(self._steps):
-                middle = (at + end) >> 1
-                right = self.keys[np.minimum(middle, n - 1)] < keys
-                at = np.where(right, middle + 1, at)
-                end = np.where(right, end, middle)
-        at[at >= n] = 0
-        return at, self.keys[at] == keys
+            at[at >= n] = 0
+            return at, self.keys[at] == keys
+        at = self._offsets[(keys >> self._shift).astype(np.intp)].astype(np.intp)
+        padded = self._padded
+        for step in self._steps:  # the last key at most ``keys``
+            probe = at + step
+            at = np.where(padded[probe] <= keys, probe, at)
+        np.maximum(at, 0, out=at)
+        found = padded[at] == keys
+        found &= at < n
+        at[~found] = 0
+        return at, found
 
 
 def discounts(n: np.ndarray) -> tuple[float, float, float]:
     """D1, D2, D3+ from the counts of counts n1..n4 (Chen and Goodman).
 
-    >>> discounts(np.array([100, 40, 20, 10]))
-    (0.4444..., 1.0277..., 1.2222...)
+    >>> tuple(round(d, 3) for d in discounts(np.array([100, 40, 20, 10])))
+    (0.556, 1.167, 1.889)
     """
     n1, n2, n3, n4 = (int(x) for x in n)
     if min(n1, n2, n3, n4) <= 0:
