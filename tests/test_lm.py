@@ -175,7 +175,7 @@ def test_count_tables_never_exceed_their_capacity() -> None:
     rng = np.random.default_rng(7)
     letters = "abcdefghijklmnopqrst"
     words = [a + b for a in letters for b in letters]  # 400 (digits would all read as 0)
-    counts = NgramCounts(order=3, capacity=256)
+    counts = NgramCounts(order=3, capacity=256, vocabulary=256)
     for _ in range(20):
         lines = [" ".join(rng.choice(words, size=12)) for _ in range(50)]
         counts.add_text("\n".join(lines))
@@ -183,7 +183,7 @@ def test_count_tables_never_exceed_their_capacity() -> None:
     assert all(table.threshold >= 1 for table in counts.tables)
     assert counts.snapshot is not None  # discounts from the counts before the first pruning
     model = LanguageModel.train([" ".join(rng.choice(words, size=12)) for _ in range(1000)],
-                                capacity=256, min_counts=(1, 1, 1))
+                                capacity=256, vocabulary=256, min_counts=(1, 1, 1))
     assert model.info["pruned_below"][2] >= 1
     total = sum(_prob(model, ["aa", "ab"], unit) for unit in _every_unit(model))
     assert total == pytest.approx(1.0, abs=1e-5)

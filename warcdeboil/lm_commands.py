@@ -57,6 +57,9 @@ def train(
     capacity: Annotated[int, typer.Option(
         "--capacity", min=1024, help="Entries a count table holds (memory: 32 bytes each, an "
         "order); rarer n-grams are pruned beyond it.")] = 1 << 22,
+    vocabulary: Annotated[int, typer.Option(
+        "--vocabulary", min=16, help="Units the vocabulary holds; rarer ones are pruned "
+        "beyond it and read as <unk>.")] = 1 << 20,
     min_count: Annotated[str, typer.Option(
         "--min-count", help="Adjusted counts an n-gram needs to be kept, by order "
         "(the last repeats).")] = "1,2,2",
@@ -79,7 +82,8 @@ def train(
     started = time.process_time()
     sources = TextSources(inputs, workers=workers)
     try:
-        model = LanguageModel.train(sources, order=order, capacity=capacity, min_counts=floors)
+        model = LanguageModel.train(sources, order=order, capacity=capacity,
+                                    vocabulary=vocabulary, min_counts=floors)
         model.save(output)
         if arpa is not None:
             write_arpa(model, arpa)

@@ -23,6 +23,9 @@ from .units import BOUNDARY, LINE, extend_keys, split_units, token_id
 __all__ = ["CountTable", "NgramCounts", "adjusted_counts", "count_of_counts"]
 
 DEFAULT_CAPACITY = 1 << 22  # entries a table (32 bytes each: 128 MiB): see README, Perplexity
+# Units the vocabulary holds: each also keeps its text (about 70 bytes more), and a crawl's types
+# beyond its million commonest are mostly names, numbers and debris.
+DEFAULT_VOCABULARY = 1 << 20
 
 
 @dataclass
@@ -79,13 +82,15 @@ class CountTable:
 
 class NgramCounts:
     """Counts of every order up to ``order``, fed with text; memory bounded by ``capacity``
-    entries per order (the vocabulary, order 1, included)."""
+    entries per order above 1 and ``vocabulary`` units."""
 
-    def __init__(self, order: int = 3, capacity: int = DEFAULT_CAPACITY) -> None:
-        if order < 1 or capacity < 4:
-            raise ValueError("order must be at least 1 and capacity at least 4")
+    def __init__(self, order: int = 3, capacity: int = DEFAULT_CAPACITY,
+                 vocabulary: int = DEFAULT_VOCABULARY) -> None:
+        if order < 1 or capacity < 4 or vocabulary < 4:
+            raise ValueError("order must be at least 1, capacity and vocabulary at least 4")
         self.order = order
-        self.tables = [CountTable(k, capacity) for k in range(1, order + 1)]
+        self.tables = [CountTable(k, vocabulary if k == 1 else capacity)
+                       for k in range(1, order + 1)]
         self.units_seen = 0  # units and line ends counted (the words of the training text)
         # Counts of counts (n1..n4 per order) just before the first pruning, for the discounts:
         # after it, the rare counts they are made of are no longer all there.

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .counts import DEFAULT_CAPACITY, NgramCounts
+from .counts import DEFAULT_CAPACITY, DEFAULT_VOCABULARY, NgramCounts
 from .kneserney import Level, estimate
 from .units import BOUNDARY, LINE, UNK, extend_keys, split_units
 
@@ -71,11 +71,12 @@ class LanguageModel:
 
     @classmethod
     def train(cls, texts: Iterable[str], *, order: int = DEFAULT_ORDER,
-              capacity: int = DEFAULT_CAPACITY,
+              capacity: int = DEFAULT_CAPACITY, vocabulary: int = DEFAULT_VOCABULARY,
               min_counts: Sequence[int] | None = None) -> LanguageModel:
         """Train on texts (each line a sentence), counts bounded to ``capacity`` n-grams an
-        order; ``min_counts`` as in ``kneserney.estimate`` (default ``DEFAULT_MIN_COUNTS``)."""
-        counts = NgramCounts(order, capacity)
+        order and ``vocabulary`` units; ``min_counts`` as in ``kneserney.estimate`` (default
+        ``DEFAULT_MIN_COUNTS``)."""
+        counts = NgramCounts(order, capacity, vocabulary)
         counts.add_texts(texts)
         if counts.units_seen == 0:
             raise InputError("no text to train a language model on")
@@ -84,6 +85,7 @@ class LanguageModel:
         thresholds = [table.threshold for table in counts.tables]
         levels, vocabulary, discounts = estimate(counts.tables, floors, counts.snapshot)
         info = {"order": order, "units": counts.units_seen, "capacity": capacity,
+                "vocabulary": vocabulary,
                 "min_counts": list(floors), "pruned_below": thresholds,
                 "discounts": [list(d) for d in discounts]}
         return cls(levels, vocabulary, info)
