@@ -266,3 +266,10 @@ def test_table_lookup_agrees_with_a_binary_search(size: int, seed: int) -> None:
     rows, found = level.rows(wanted)
     assert found.tolist() == np.isin(wanted, keys).tolist()
     assert np.array_equal(keys[rows[found]], wanted[found])
+
+
+def test_model_file_holds_its_settings_not_its_vocabulary_twice(tmp_path: Path) -> None:
+    model = LanguageModel.train(["one two three"] * 2, vocabulary=64, capacity=1024)
+    assert model.info["vocabulary"] == 64 and model.info["capacity"] == 1024
+    model.save(tmp_path / "m.lm")
+    assert LanguageModel.load(tmp_path / "m.lm").info == model.info

@@ -83,12 +83,11 @@ class LanguageModel:
         floors = tuple(min_counts) if min_counts is not None else DEFAULT_MIN_COUNTS
         floors = (floors + (floors[-1],) * order)[:order]
         thresholds = [table.threshold for table in counts.tables]
-        levels, vocabulary, discounts = estimate(counts.tables, floors, counts.snapshot)
+        levels, units, discounts = estimate(counts.tables, floors, counts.snapshot)
         info = {"order": order, "units": counts.units_seen, "capacity": capacity,
-                "vocabulary": vocabulary,
-                "min_counts": list(floors), "pruned_below": thresholds,
-                "discounts": [list(d) for d in discounts]}
-        return cls(levels, vocabulary, info)
+                "vocabulary": vocabulary, "min_counts": list(floors),
+                "pruned_below": thresholds, "discounts": [list(d) for d in discounts]}
+        return cls(levels, units, info)
 
     # Scoring ------------------------------------------------------------------------------
 
