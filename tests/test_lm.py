@@ -273,3 +273,14 @@ def test_model_file_holds_its_settings_not_its_vocabulary_twice(tmp_path: Path) 
     assert model.info["vocabulary"] == 64 and model.info["capacity"] == 1024
     model.save(tmp_path / "m.lm")
     assert LanguageModel.load(tmp_path / "m.lm").info == model.info
+
+
+def test_cli_counts_damaged_archives_and_still_trains(tmp_path: Path) -> None:
+    archive = sorted((FIXTURES / "crawl").glob("*.warc.gz"))[0].read_bytes()
+    (tmp_path / "cut.warc.gz").write_bytes(archive[: len(archive) - 300])  # last member cut
+    result = CliRunner().invoke(app, ["lm", "train", str(tmp_path / "cut.warc.gz"), "-o",
+                                      str(tmp_path / "m.lm"), "-j", "1", "--json"])
+    assert result.exit_code == 3, result.output
+    report = json.loads(result.stdout)
+    assert report["archive_problems"] >= 1 and report["units"] > 100
+    assert LanguageModel.load(tmp_path / "m.lm").info["units"] == report["units"]

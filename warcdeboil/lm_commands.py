@@ -93,6 +93,7 @@ def train(
     report = {
         "model": str(output), "bytes": output.stat().st_size, "units": model.info["units"],
         "ngrams": [len(level) for level in model.levels], "skipped_lines": sources.skipped,
+        "archive_problems": sources.problems,
         "cpu_seconds": round(time.process_time() - started, 2),
         "pruned_below": model.info["pruned_below"], "peak_mb": _peak_mb(),
     }
@@ -102,8 +103,8 @@ def train(
         typer.echo(f"{output}: {report['units']:,} units, n-grams by order "
                    f"{', '.join(f'{n:,}' for n in report['ngrams'])}, "
                    f"{report['bytes'] / 1e6:.1f} MB")
-    if sources.skipped:
-        raise typer.Exit(3)
+    if sources.skipped or sources.problems:
+        raise typer.Exit(3)  # as clean: the model is written, some input could not be read
 
 
 def _peak_mb() -> float:

@@ -56,13 +56,15 @@ def _open_text(path: str) -> IO[str]:
 @dataclass
 class TextSources:
     """The texts of inputs of any kind, in order; ``skipped`` counts JSONL lines that were no
-    JSON object (each logged once, with file and line)."""
+    JSON object (each logged once, with file and line), ``problems`` the archives' bad records
+    and inputs (logged by the pipeline, counted by reason in its summary)."""
 
     paths: Sequence[str]
     workers: int = 0
     skipped: int = 0
     pages: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
+    problems: int = 0
 
     def __iter__(self) -> Iterator[str]:
         archives = [p for p in self.paths if input_kind(p) == "archive"]
@@ -115,6 +117,7 @@ class TextSources:
         options = Options(format=OutputFormat.JSONL, mode=Mode.CONTENT, compress=Codec.NONE,
                           workers=self.workers)
         with tempfile.TemporaryDirectory(prefix="warcdeboil-lm-") as out:
-            clean(paths, out, options)
+            summary = clean(paths, out, options)
+            self.problems += sum(summary.problems.values())
             for output in sorted(Path(out).rglob("*.jsonl")):
                 yield from self._jsonl(str(output))
