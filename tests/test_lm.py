@@ -284,3 +284,26 @@ def test_cli_counts_damaged_archives_and_still_trains(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert report["archive_problems"] >= 1 and report["units"] > 100
     assert LanguageModel.load(tmp_path / "m.lm").info["units"] == report["units"]
+
+
+def test_a_huge_text_is_counted_in_pieces_with_the_same_counts() -> None:
+    text = "\n".join(f"line {'ab' * (i % 7)} of the long page" for i in range(3000))
+    whole, pieces = NgramCounts(), NgramCounts()
+    whole.add_texts([text], chunk_chars=len(text) + 1)
+    pieces.add_texts([text], chunk_chars=1000)
+    assert pieces.units_seen == whole.units_seen
+    for mine, theirs in zip(pieces.tables, whole.tables, strict=True):
+        assert np.array_equal(mine.keys, theirs.keys)
+        assert np.array_equal(mine.counts, theirs.counts)
+
+
+@settings(max_examples=25, deadline=None)
+@given(LINES, st.sampled_from([2, 3, 4]))
+def test_arpa_round_trip_of_any_corpus(tmp_path_factory: pytest.TempPathFactory,
+                                       lines: list[str], order: int) -> None:
+    model = LanguageModel.train([*lines, "a b"], order=order, min_counts=(1, 2, 1, 2))
+    path = tmp_path_factory.mktemp("arpa") / "m.arpa"
+    write_arpa(model, path)
+    again = read_arpa(path)
+    ids = token_ids("\n".join([*lines, "e d c b a", ""]), keep_empty=True)
+    assert np.array_equal(model.log10_probs(ids), again.log10_probs(ids))

@@ -101,11 +101,12 @@ class NgramCounts:
         batch: list[str] = []
         size = 0
         for text in texts:
-            batch.append(text)
-            size += len(text)
-            if size >= chunk_chars:
-                self.add_text("\n".join(batch))
-                batch, size = [], 0
+            for piece in _pieces(text, chunk_chars):
+                batch.append(piece)
+                size += len(piece)
+                if size >= chunk_chars:
+                    self.add_text("\n".join(batch))
+                    batch, size = [], 0
         if batch:
             self.add_text("\n".join(batch))
 
@@ -168,6 +169,20 @@ class NgramCounts:
         if self.snapshot is None and len(table) + len(distinct) > table.capacity:
             self.snapshot = count_of_counts(self.tables)
         table.merge(distinct, contexts[picked], suffixes[picked], counts, units)
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    """A text cut at line ends into pieces of about ``size`` characters (a chunk's arrays are
+    what training holds besides its tables: one huge page must not make one huge chunk)."""
+    if len(text) <= size:
+        return [text]
+    pieces, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + size)
+        end = len(text) if end < 0 else end
+        pieces.append(text[start:end])
+        start = end + 1
+    return pieces
 
 
 def adjusted_counts(tables: list[CountTable]) -> list[np.ndarray]:
