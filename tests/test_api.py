@@ -9,8 +9,9 @@ import warcdeboil
 
 def test_public_api_is_pinned() -> None:
     assert sorted(warcdeboil.__all__) == [
-        "CleanPage", "Codec", "ConfigError", "Deboiler", "FitParams", "InputError", "Options",
-        "OutputFormat", "PayloadError", "RandomAccessError", "RecordError", "RunSummary",
+        "CleanPage", "Codec", "ConfigError", "Deboiler", "FitParams", "InputError",
+        "LanguageModel", "Options", "OutputFormat", "PayloadError", "RandomAccessError",
+        "RecordError", "RunSummary",
         "SiteKeyMode", "SiteProfile", "WarcDeboilError", "WarcRecord", "WorkDirError",
         "__version__", "apply_profiles", "build_index", "clean", "fit_profiles", "iter_records",
         "read_record_at",

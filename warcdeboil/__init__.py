@@ -27,6 +27,16 @@ from .sitekey import SiteKeyMode
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    # The language model needs numpy: imported when asked for, so that the command line and
+    # the cleaning library start without it.
+    if name == "LanguageModel":
+        from .lm import LanguageModel
+
+        return LanguageModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = [
     "CleanPage",
     "Codec",
@@ -34,6 +44,7 @@ __all__ = [
     "Deboiler",
     "FitParams",
     "InputError",
+    "LanguageModel",
     "Options",
     "OutputFormat",
     "PayloadError",

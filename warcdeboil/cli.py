@@ -19,6 +19,7 @@ import typer
 from .apply import Mode, OutputFormat
 from .compression import Codec
 from .errors import WarcDeboilError
+from .lm_commands import lm_app, perplexity
 from .pages import PageLimits
 from .sitekey import SiteKeyMode
 
@@ -736,6 +737,10 @@ def evaluate_command(
         typer.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
     else:
         typer.echo(report.format_table(per_site=per_site))
+
+
+app.add_typer(lm_app, name="lm")
+app.command()(perplexity)
 
 
 def _tune_allocator() -> None:

@@ -1,0 +1,469 @@
+"""The language model measured: how well perplexity tells crawl noise from real sentences, in
+which languages, how fast it trains and scores, how large and quick to load its files are.
+
+    python benchmarks/perplexity.py                     # everything, ../shared data
+    python benchmarks/perplexity.py --part discrimination --part languages
+
+Writes benchmarks/results/perplexity-DATE.json and .md.
+
+- discrimination: English sentences of the gold texts of ../shared/eval (pages split 80/20 by a
+  hash of their URL); the model is trained on the sentences of the 80 %, and each kind of noise
+  is made from the held-out 20 % or the training vocabulary. AUC = the chance that a noise line
+  scores a higher perplexity than a real held-out sentence. Beside it, pyplexity's method as
+  its source describes it: a bigram model, 0.8 * p(w2|w1) + 0.2 * p(w1) + 1e-6 (maximum
+  likelihood estimates, its tokeniser's rules), trained on the same sentences.
+- languages: the Chinese, Russian and Portuguese pages of ../shared (the warcs' main content,
+  scrapinghub's gold), each language's lines scored by a model of that language trained on its
+  other pages (two folds), beside English with a training set of the same size.
+- speed: `warcdeboil lm train` in a child process on corpora of 1 to 30 million words (CPU time
+  and peak memory of the child), the model's size and load time, and scoring time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gzip
+import hashlib
+import json
+import math
+import os
+import platform
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+sys.path.insert(0, str(ROOT))
+
+from warcdeboil.language import detect  # noqa: E402
+from warcdeboil.lm import LanguageModel  # noqa: E402
+
+DATASETS = ("dragnet", "l3s-gn1", "cleaneval", "scrapinghub", "cleanportaleval")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“‘(A-Z0-9])")
+
+
+def gold_pages() -> list[tuple[str, str]]:
+    pages = []
+    for name in DATASETS:
+        with gzip.open(SHARED / "eval" / f"{name}.gold.jsonl.gz", "rt", encoding="utf-8") as fh:
+            for line in fh:
+                obj = json.loads(line)
+                pages.append((obj["url"], obj["gold"]))
+    return pages
+
+
+def sentences(text: str) -> list[str]:
+    found = []
+    for line in text.split("\n"):
+        found += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
+    return found
+
+
+def held_out(url: str) -> bool:
+    return hashlib.sha1(url.encode()).digest()[0] < 52  # about 20 % of pages
+
+
+def auc(real: list[float], noise: list[float]) -> float:
+    """P(noise scores above real), ties counted half (Mann-Whitney)."""
+    scores = np.array(real + noise)
+    ranks = np.empty(len(scores))
+    order = np.argsort(scores, kind="mergesort")
+    ranks[order] = np.arange(1, len(scores) + 1)
+    sorted_scores = scores[order]
+    start = 0
+    while start < len(sorted_scores):  # ties share their mean rank
+        end = start
+        while end + 1 < len(sorted_scores) and sorted_scores[end + 1] == sorted_scores[start]:
+            end += 1
+        if end > start:
+            ranks[order[start:end + 1]] = (start + end + 2) / 2
+        start = end + 1
+    noise_ranks = ranks[len(real):].sum()
+    return float((noise_ranks - len(noise) * (len(noise) + 1) / 2) / (len(real) * len(noise)))
+
+
+# pyplexity's bigram method, written from its description ---------------------------------
+
+_PYPLEXITY_SPLIT = re.compile(r"""([,;:.()"<>='`?¿!¡])""")
+
+
+def pyplexity_tokens(text: str) -> list[str]:
+    return " ".join(_PYPLEXITY_SPLIT.split(text.lower())).split()
+
+
+class PyplexityBigram:
+    """Maximum-likelihood bigram and unigram probabilities, interpolated 0.8 / 0.2 with a floor
+    of 1e-6; the unigram term is the first word's, "#" starts a sentence, perplexity is
+    2 ** -(mean log2 p) over the sentence's tokens."""
+
+    def __init__(self, lines: list[str]) -> None:
+        unigrams: Counter[str] = Counter()
+        bigrams: Counter[tuple[str, str]] = Counter()
+        for line in lines:
+            tokens = pyplexity_tokens(line)
+            unigrams.update(tokens)
+            bigrams.update(zip(["#", *tokens[:-1]], tokens, strict=True))
+            unigrams["#"] += 1
+        total = sum(unigrams.values())
+        self.unigram = {w: c / total for w, c in unigrams.items()}
+        self.bigram = {pair: c / unigrams[pair[0]] for pair, c in bigrams.items()}
+
+    def perplexity(self, line: str) -> float:
+        tokens = pyplexity_tokens(line)
+        if not tokens:
+            return 1e6
+        total = 0.0
+        for pair in zip(["#", *tokens[:-1]], tokens, strict=True):
+            p = 0.8 * self.bigram.get(pair, 0.0) + 0.2 * self.unigram.get(pair[0], 0.0) + 1e-6
+            total += math.log2(p)
+        return 2 ** (-total / len(tokens))
+
+
+# Noise of the kinds a crawl holds -----------------------------------------------------------
+
+NAVIGATION = [
+    "Home", "News", "Sport", "Business", "About us", "Contact", "Contact us", "Login", "Log in",
+    "Register", "Search", "Menu", "Subscribe", "Sign in", "Sign up", "Newsletter", "Archive",
+    "Blog", "Events", "Jobs", "Careers", "Advertise", "Help", "FAQ", "Sitemap", "Shop", "Cart",
+    "My account", "World", "Politics", "Opinion", "Technology", "Science", "Health",
+    "Entertainment", "Travel", "Style", "Video", "Photos", "Weather", "Local", "Education",
+]
+SHARING = [
+    "Share", "Tweet", "Pin it", "Email", "Print", "Facebook", "Twitter", "LinkedIn", "WhatsApp",
+    "Share on Facebook", "Share on Twitter", "Follow us", "Comments (3)", "Read more", "Next »",
+    "« Previous", "Skip to content", "Back to top", "Posted by admin", "Tags:", "Related posts",
+    "Leave a reply", "Copyright © 2019", "All rights reserved", "Privacy policy",
+    "Terms of use", "Cookie settings", "Like", "Reply", "0 comments", "Save", "More",
+]
+SEPARATORS = [" | ", " · ", " / ", " • ", " - ", "  "]
+MENUS = [
+    "Home", "World", "UK", "US", "Politics", "Business", "Markets", "Tech", "Science", "Health",
+    "Sports", "Football", "Cricket", "Tennis", "Golf", "Entertainment", "Arts", "Books",
+    "Music", "Film", "TV", "Travel", "Food", "Lifestyle", "Fashion", "Cars", "Property",
+    "Money", "Jobs", "Education", "Opinion", "Obituaries", "Weather", "Video", "Podcasts",
+    "Games", "Crosswords", "Newsletters", "Offers", "Subscribe",
+]
+
+
+def make_noise(kind: str, rng: random.Random, real: list[str], vocabulary: list[str],
+               weights: list[int], n: int) -> list[str]:
+    out: list[str] = []
+    if kind == "mojibake":
+        damaged = [s for s in real if any(ord(c) > 127 for c in s)]
+        return [s.encode("utf-8").decode("cp1252", errors="replace") for s in damaged[:n]]
+    content = [w for w in vocabulary if len(w) >= 4 and w.isalpha()]
+    for _ in range(n):
+        sentence = rng.choice(real)
+        size = len(sentence.split())
+        if kind == "word salad":
+            out.append(" ".join(rng.choices(vocabulary, weights, k=size)))
+        elif kind == "shuffled sentence":
+            words = sentence.split()
+            rng.shuffle(words)
+            out.append(" ".join(words))
+        elif kind == "keyword stuffing":
+            keywords = rng.sample(content, rng.randint(2, 4))
+            phrases = [" ".join(rng.sample(keywords, rng.randint(1, len(keywords))))
+                       for _ in range(rng.randint(4, 9))]
+            out.append(rng.choice([", ", " ", " | "]).join(phrases))
+        elif kind == "random characters":
+            alphabet = "abcdefghijklmnopqrstuvwxyz0123456789" * 3 + "#@%&*-_/=+"
+            out.append(" ".join("".join(rng.choices(alphabet, k=rng.randint(2, 10)))
+                                for _ in range(rng.randint(4, 16))))
+        elif kind == "navigation and sharing":
+            items = rng.sample(NAVIGATION + SHARING, rng.randint(3, 7))
+            out.append(rng.choice(SEPARATORS).join(items))
+        elif kind == "menu items concatenated":
+            out.append(" ".join(rng.sample(MENUS, rng.randint(5, 12))))
+    return out
+
+
+KINDS = ["word salad", "shuffled sentence", "keyword stuffing", "random characters", "mojibake",
+         "navigation and sharing", "menu items concatenated"]
+
+
+def discrimination(settings: list[tuple[int, tuple[int, ...]]]) -> dict:
+    rng = random.Random(19)
+    train, test = [], []
+    for url, text in gold_pages():
+        if detect(text) != "en":
+            continue
+        (test if held_out(url) else train).extend(sentences(text))
+    real = [s for s in test if 6 <= len(s.split()) <= 60]
+    real = rng.sample(real, min(3000, len(real)))
+    words = Counter(w for s in train for w in s.split())
+    vocabulary, weights = zip(*words.items(), strict=True)
+    noise = {kind: make_noise(kind, rng, real, list(vocabulary), list(weights), 1000)
+             for kind in KINDS}
+    result: dict = {"train_sentences": len(train),
+                    "train_words": sum(len(s.split()) for s in train),
+                    "real": len(real), "noise": {k: len(v) for k, v in noise.items()},
+                    "examples": {k: v[:2] for k, v in noise.items()}, "models": []}
+    started = time.process_time()
+    bigram = PyplexityBigram(train)
+    result["pyplexity_bigram"] = {
+        "train_cpu_s": round(time.process_time() - started, 2),
+        "auc": {kind: round(auc([bigram.perplexity(s) for s in real],
+                                [bigram.perplexity(s) for s in lines]), 4)
+                for kind, lines in noise.items()}}
+    for order, floors in settings:
+        started = time.process_time()
+        model = LanguageModel.train(train, order=order, min_counts=floors)
+        cpu = time.process_time() - started
+        with tempfile.TemporaryDirectory() as tmp:
+            model.save(Path(tmp) / "m.lm")
+            size = (Path(tmp) / "m.lm").stat().st_size
+        real_scores = model.line_perplexities(real)
+        aucs = {kind: round(auc(real_scores, model.line_perplexities(lines)), 4)
+                for kind, lines in noise.items()}
+        result["models"].append({"order": order, "min_counts": list(floors),
+                                 "ngrams": [len(level) for level in model.levels],
+                                 "bytes": size, "train_cpu_s": round(cpu, 2), "auc": aucs})
+        print(f"order {order} {floors}: min AUC {min(aucs.values()):.4f}, {size / 1e6:.1f} MB",
+              file=sys.stderr)
+    return result
+
+
+# Languages -----------------------------------------------------------------------------------
+
+def pages_by_language() -> dict[str, list[str]]:
+    """Main content of the pages of ../shared/warcs (cleaned here) and scrapinghub's gold."""
+    found: dict[str, list[str]] = {}
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([sys.executable, "-m", "warcdeboil", "clean", str(SHARED / "warcs"),
+                        "-o", out, "--format", "jsonl", "-q", "-j", "2"],
+                       check=False, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        for path in sorted(Path(out).rglob("*.jsonl*")):
+            opener = gzip.open if path.name.endswith(".gz") else open
+            with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+                for line in fh:
+                    text = json.loads(line).get("text") or ""
+                    if text:
+                        found.setdefault(detect(text), []).append(text)
+    with gzip.open(SHARED / "eval" / "scrapinghub.gold.jsonl.gz", "rt", encoding="utf-8") as fh:
+        for line in fh:
+            text = json.loads(line)["gold"]
+            found.setdefault(detect(text), []).append(text)
+    return found
+
+
+def languages() -> dict:
+    pages = pages_by_language()
+    english = [text for _, text in gold_pages() if detect(text) == "en"]
+    result = {}
+    for lang in ("zh", "ru", "pt"):
+        texts = pages.get(lang, [])
+        chars = sum(len(t) for t in texts)
+        entry: dict = {"pages": len(texts), "chars": chars}
+        if len(texts) >= 2:
+            entry["perplexity"] = _percentiles(_two_folds(texts))
+            # English with as much training text, for comparison
+            sample, size = [], 0
+            for text in english:
+                if size >= chars:
+                    break
+                sample.append(text)
+                size += len(text)
+            entry["english_same_size"] = _percentiles(_two_folds(sample))
+        result[lang] = entry
+    result["en"] = {"pages": len(english), "perplexity": _percentiles(_two_folds(english[:600]))}
+    return result
+
+
+def _two_folds(texts: list[str]) -> list[float]:
+    scores: list[float] = []
+    halves = [texts[0::2], texts[1::2]]
+    for train, test in ((halves[0], halves[1]), (halves[1], halves[0])):
+        if not train or not test:
+            continue
+        model = LanguageModel.train(train)
+        lines = [line for text in test for line in text.split("\n") if len(line) >= 20]
+        scores += model.line_perplexities(lines)
+    return scores
+
+
+def _percentiles(scores: list[float]) -> dict:
+    if not scores:
+        return {"lines": 0}
+    values = np.percentile(scores, [10, 25, 50, 75, 90])
+    return {"lines": len(scores), **{f"p{p}": round(float(v), 1)
+                                     for p, v in zip((10, 25, 50, 75, 90), values, strict=True)}}
+
+
+# Speed, memory, size -------------------------------------------------------------------------
+
+def corpus(path: Path, words: int, base: list[str], seed: int) -> int:
+    """Write about ``words`` words: the gold sentences again and again, each copy with 15 % of
+    its words given a suffix of its own, so that new copies bring new n-grams as fresh text
+    would (a plain repeat would add none and flatter memory)."""
+    rng = random.Random(seed)
+    written = 0
+    copy = 0
+    with open(path, "w", encoding="utf-8") as out:
+        while written < words:
+            tag = "".join(rng.choices("bcdfghjklmnpqrstvwxz", k=3))
+            for sentence in base:
+                tokens = sentence.split()
+                if copy:
+                    tokens = [t + tag if rng.random() < 0.15 else t for t in tokens]
+                out.write(" ".join(tokens) + "\n")
+                written += len(tokens)
+                if written >= words:
+                    break
+            copy += 1
+    return written
+
+
+def speed(sizes: list[int]) -> dict:
+    base = [s for _, text in gold_pages() for s in sentences(text)]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            text = Path(tmp) / "corpus.txt"
+            words = corpus(text, size, base, size)
+            model = Path(tmp) / "m.lm"
+            child = subprocess.Popen(
+                [sys.executable, "-m", "warcdeboil", "lm", "train", str(text), "-o", str(model),
+                 "--json"], cwd=ROOT, stdout=subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": str(ROOT)})
+            _, status, usage = os.wait4(child.pid, 0)
+            report = json.loads(child.stdout.read() if child.stdout else b"{}")
+            cpu = usage.ru_utime + usage.ru_stime
+            loads = []
+            for _ in range(3):
+                started = time.perf_counter()
+                LanguageModel.load(model)
+                loads.append(time.perf_counter() - started)
+            rows.append({"words": words, "units": report["units"], "cpu_s": round(cpu, 2),
+                         "words_per_cpu_s": round(words / cpu), "peak_mb": report["peak_mb"],
+                         "model_mb": round(report["bytes"] / 1e6, 2),
+                         "ngrams": report["ngrams"], "load_s": round(min(loads), 3),
+                         "pruned_below": report["pruned_below"]})
+            print(rows[-1], file=sys.stderr)
+            text.unlink()
+    return {"rows": rows}
+
+
+def scoring() -> dict:
+    pages = [text for url, text in gold_pages() if url and detect(text) == "en"]
+    train, test = pages[200:], pages[:200]
+    model = LanguageModel.train(train)
+    words = sum(len(t.split()) for t in test)
+    best_page = best_lines = best_batch = math.inf
+    for _ in range(3):
+        started = time.process_time()
+        for first in range(0, len(test), 50):
+            model.perplexities(test[first:first + 50])
+        best_batch = min(best_batch, time.process_time() - started)
+        started = time.process_time()
+        for text in test:
+            model.perplexity(text)
+        best_page = min(best_page, time.process_time() - started)
+        started = time.process_time()
+        for text in test:
+            model.line_perplexities(text)
+        best_lines = min(best_lines, time.process_time() - started)
+    return {"pages": len(test), "words": words,
+            "us_per_100_words_page": round(best_page / words * 1e8, 1),
+            "us_per_100_words_lines": round(best_lines / words * 1e8, 1),
+            "us_per_100_words_batches_of_50": round(best_batch / words * 1e8, 1),
+            "us_per_page": round(best_page / len(test) * 1e6, 1)}
+
+
+# Report --------------------------------------------------------------------------------------
+
+def markdown(results: dict) -> str:
+    out = [f"# Perplexity: {results['date']}", "", f"Machine: {results['machine']}", ""]
+    if "discrimination" in results:
+        d = results["discrimination"]
+        out += ["## Discrimination (AUC: noise scores above real held-out sentences)", "",
+                f"Trained on {d['train_sentences']:,} sentences ({d['train_words']:,} words) of "
+                f"English gold text; {d['real']:,} held-out real sentences; noise lines: "
+                + ", ".join(f"{k} {v:,}" for k, v in d["noise"].items()) + ".", ""]
+        head = "| model | size | " + " | ".join(KINDS) + " |"
+        out += [head, "|" + "---|" * (len(KINDS) + 2)]
+        out.append("| pyplexity-style bigram (0.8/0.2, ML) | – | " + " | ".join(
+            f"{d['pyplexity_bigram']['auc'][k]:.4f}" for k in KINDS) + " |")
+        for m in d["models"]:
+            out.append(f"| KN order {m['order']}, min counts {m['min_counts']} | "
+                       f"{m['bytes'] / 1e6:.1f} MB | "
+                       + " | ".join(f"{m['auc'][k]:.4f}" for k in KINDS) + " |")
+        out += ["", "Examples of each kind:", ""]
+        out += [f"- {k}: `{v[0]}`" for k, v in d["examples"].items() if v]
+        out.append("")
+    if "languages" in results:
+        out += ["## Languages (perplexity of held-out lines, two folds)", "",
+                "| language | pages | characters | lines | p10 | p25 | p50 | p75 | p90 |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for lang, e in results["languages"].items():
+            for label, key in ((lang, "perplexity"), (f"en, as much text as {lang}",
+                                                       "english_same_size")):
+                if key in e and e[key].get("lines"):
+                    p = e[key]
+                    out.append(f"| {label} | {e['pages'] if key == 'perplexity' else ''} | "
+                               f"{e.get('chars', '') if key == 'perplexity' else ''} | "
+                               f"{p['lines']} | {p['p10']} | {p['p25']} | {p['p50']} | "
+                               f"{p['p75']} | {p['p90']} |")
+            if not e.get("perplexity", {}).get("lines") and lang != "en":
+                out.append(f"| {lang} | {e['pages']} | {e.get('chars', 0)} | too little text "
+                           "| | | | | |")
+        out.append("")
+    if "speed" in results:
+        out += ["## Training speed, memory, model size, load time", "",
+                "| words | units | CPU s | words / CPU-s | peak MB | model MB | n-grams | load s |",
+                "|---|---|---|---|---|---|---|---|"]
+        for r in results["speed"]["rows"]:
+            out.append(f"| {r['words']:,} | {r['units']:,} | {r['cpu_s']} | "
+                       f"{r['words_per_cpu_s']:,} | {r['peak_mb']} | {r['model_mb']} | "
+                       f"{', '.join(f'{n:,}' for n in r['ngrams'])} | {r['load_s']} |")
+        out.append("")
+    if "scoring" in results:
+        s = results["scoring"]
+        out += ["## Scoring", "", f"{s['pages']} held-out English pages, {s['words']:,} words: "
+                f"{s['us_per_100_words_page']} µs per 100 words a page at a time "
+                f"({s['us_per_page']} µs a page), {s['us_per_100_words_batches_of_50']} µs in "
+                f"batches of 50 pages (`perplexities`), {s['us_per_100_words_lines']} µs per "
+                "100 words a line at a time.", ""]
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--part", action="append",
+                        choices=["discrimination", "languages", "speed", "scoring"])
+    parser.add_argument("--sizes", default="1000000,3000000,10000000,30000000")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    args = parser.parse_args()
+    parts = args.part or ["discrimination", "languages", "speed", "scoring"]
+    results: dict = {"date": datetime.date.today().isoformat(),
+                     "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+                                f"Python {platform.python_version()}, numpy {np.__version__}"}
+    if "discrimination" in parts:
+        results["discrimination"] = discrimination(
+            [(2, (1, 1)), (3, (1, 1, 1)), (3, (1, 2, 2)), (4, (1, 2, 2, 2)), (5, (1, 2, 2, 2, 2))])
+    if "languages" in parts:
+        results["languages"] = languages()
+    if "speed" in parts:
+        results["speed"] = speed([int(x) for x in args.sizes.split(",")])
+    if "scoring" in parts:
+        results["scoring"] = scoring()
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = args.out / f"perplexity-{results['date']}"
+    if stem.with_suffix(".json").exists():  # a part run alone updates the day's results
+        results = {**json.loads(stem.with_suffix(".json").read_text()), **results}
+    stem.with_suffix(".json").write_text(json.dumps(results, indent=2, ensure_ascii=False))
+    stem.with_suffix(".md").write_text(markdown(results))
+    print(markdown(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,309 @@
+"""The language model: Kneser-Ney estimates, units, bounded counts, model and ARPA files, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import FIXTURES, ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from warcdeboil import LanguageModel
+from warcdeboil.cli import app
+from warcdeboil.errors import InputError
+from warcdeboil.lm.arpa import read_arpa, write_arpa
+from warcdeboil.lm.counts import NgramCounts
+from warcdeboil.lm.units import BOUNDARY, token_id, token_ids, units
+
+
+def _prob(model: LanguageModel, context: list[str], unit: str) -> float:
+    """p(unit | context at a line's start); "</s>" ends the line, "<unk>" is any unseen unit."""
+    ids = [BOUNDARY, *map(token_id, context)]
+    ids.append(BOUNDARY if unit == "</s>" else token_id("never-seen" if unit == "<unk>" else unit))
+    return float(10 ** model.log10_probs(np.array(ids, np.uint64))[-1])
+
+
+def _every_unit(model: LanguageModel) -> list[str]:
+    return list(model.vocabulary)  # the units, "</s>" and "<unk>"
+
+
+WORDS = st.sampled_from(["a", "b", "c", "d", "e"])
+LINES = st.lists(st.lists(WORDS, min_size=0, max_size=8).map(" ".join), min_size=1, max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(LINES, st.lists(WORDS, max_size=3), st.sampled_from([(1, 1, 1), (1, 2, 2), (1, 1, 3)]))
+def test_probabilities_of_a_context_sum_to_one(lines: list[str], context: list[str],
+                                               floors: tuple[int, int, int]) -> None:
+    if not any(line.strip() for line in lines):
+        lines = [*lines, "a"]
+    model = LanguageModel.train(lines, order=3, min_counts=floors)
+    total = sum(_prob(model, context, unit) for unit in _every_unit(model))
+    assert total == pytest.approx(1.0, abs=1e-5)
+
+
+def test_known_values_of_a_small_corpus() -> None:
+    # Worked out by hand: lines "a b", "a b", "b a", order 2, nothing pruned, the fallback
+    # discounts (D1, D2, D3+) = (0.5, 1, 1.5) since no count reaches 3.
+    model = LanguageModel.train(["a b", "a b", "b a"], order=2, min_counts=(1, 1))
+    assert model.info["discounts"] == [[0.5, 1.0, 1.5], [0.5, 1.0, 1.5]]
+    # Unigrams (after an unknown unit, which is no context): a, b and </s> each have 2
+    # distinct predecessors, u = (2 - 1) / 6; gamma = 3/6 shared by a, b, </s>, <unk>.
+    assert _prob(model, ["zz"], "a") == pytest.approx(1 / 6 + 1 / 8)
+    assert _prob(model, ["zz"], "</s>") == pytest.approx(1 / 6 + 1 / 8)
+    assert _prob(model, ["zz"], "<unk>") == pytest.approx(1 / 8)
+    # After <s>: a twice, b once, so gamma(<s>) = (1 + 0.5) / 3 = 1/2.
+    assert _prob(model, [], "a") == pytest.approx((2 - 1) / 3 + 0.5 * 7 / 24)
+    assert _prob(model, [], "b") == pytest.approx((1 - 0.5) / 3 + 0.5 * 7 / 24)
+    assert _prob(model, [], "</s>") == pytest.approx(0.5 * 7 / 24)
+    # "a b" is a, b, </s>: each the twice-seen continuation of its context, 23/48.
+    assert model.line_perplexities(["a b"])[0] == pytest.approx(48 / 23)
+    assert model.perplexity("a b") == pytest.approx(48 / 23)
+
+
+# A hand-written ARPA model: every score below is worked out from these numbers.
+ARPA = """\\data\\
+ngram 1=6
+ngram 2=3
+ngram 3=1
+
+\\1-grams:
+-1.0\t<unk>
+-99\t<s>\t-0.5
+-0.5\t</s>
+-0.3\ta\t-0.2
+-0.6\tb\t-0.1
+
+\\2-grams:
+-0.1\t<s> a\t-0.25
+-0.2\ta b\t-0.15
+-0.4\tb a
+
+\\3-grams:
+-0.05\t<s> a b
+
+\\end\\
+"""
+
+
+def test_arpa_scores_follow_its_backoff(tmp_path: Path) -> None:
+    path = tmp_path / "hand.arpa"
+    path.write_text(ARPA)
+    model = LanguageModel.load(path)
+    # "a b": p(a|<s>) -0.1, p(b|<s> a) -0.05, p(</s>|a b) = bow(a b) + bow(b) + p(</s>).
+    sums, counts = model.line_log10_probs("a b\nb a b\nzz")
+    assert sums[0] == pytest.approx(-0.1 - 0.05 + (-0.15 - 0.1 - 0.5))
+    # "b a b": bow(<s>) + p(b), then "b a" (no context "<s> b"), then "a b" (no "b a b"; "b a"
+    # has no weight), then </s> after "a b" as above.
+    assert sums[1] == pytest.approx(-0.5 - 0.6 - 0.4 - 0.2 + (-0.15 - 0.1 - 0.5))
+    # "zz" is <unk>: bow(<s>) + p(<unk>), then </s> after <unk> (no weight).
+    assert sums[2] == pytest.approx(-0.5 - 1.0 - 0.5)
+    assert counts.tolist() == [3, 4, 2]
+    assert model.line_perplexities(["a b"])[0] == pytest.approx(10 ** (0.9 / 3))
+
+
+def test_arpa_round_trip_keeps_every_score(tmp_path: Path) -> None:
+    lines = ["the cat sat on the mat", "the dog sat on the cat", "a cat and a dog"] * 3
+    model = LanguageModel.train(lines + ["the end"], order=3, min_counts=(1, 1, 2))
+    write_arpa(model, tmp_path / "m.arpa")
+    again = read_arpa(tmp_path / "m.arpa")
+    text = "the cat sat\nthe mat sat on a dog\nzebra the cat\n\nend the"
+    ids = token_ids(text, keep_empty=True)
+    assert np.array_equal(model.log10_probs(ids), again.log10_probs(ids))
+    write_arpa(again, tmp_path / "again.arpa")
+    assert (tmp_path / "again.arpa").read_text() == (tmp_path / "m.arpa").read_text()
+
+
+def test_arpa_without_context_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bad.arpa"
+    path.write_text(ARPA.replace("-0.05\t<s> a b", "-0.05\tb b a"))
+    with pytest.raises(InputError, match="3-gram 'b b a'"):
+        LanguageModel.load(path)
+
+
+def test_model_file_round_trip(tmp_path: Path) -> None:
+    model = LanguageModel.train(["北京欢迎你", "我们 在 北京", "the 3 cats"] * 2, order=4)
+    model.save(tmp_path / "m.lm")
+    again = LanguageModel.load(tmp_path / "m.lm")
+    assert list(again.vocabulary) == list(model.vocabulary)
+    assert again.info == model.info
+    for mine, theirs in zip(model.levels, again.levels, strict=True):
+        for name in ("keys", "logp", "bow", "contexts", "words"):
+            assert np.array_equal(getattr(mine, name), getattr(theirs, name)), name
+    text = "北京欢迎我们\nthe 7 cats"
+    assert again.line_perplexities(text) == model.line_perplexities(text)
+
+
+def test_damaged_model_file_is_an_input_error(tmp_path: Path) -> None:
+    model = LanguageModel.train(["a b c"] * 3)
+    model.save(tmp_path / "m.lm")
+    data = bytearray((tmp_path / "m.lm").read_bytes())
+    (tmp_path / "cut.lm").write_bytes(bytes(data[: len(data) // 2]))
+    with pytest.raises(InputError, match="cut.lm"):
+        LanguageModel.load(tmp_path / "cut.lm")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("北京欢迎你", ["北", "京", "欢", "迎", "你"]),                  # Han: characters
+    ("東京へ行きます", ["東", "京", "へ", "行", "き", "ま", "す"]),    # kanji and kana
+    ("ภาษาไทย", ["ภ", "า", "ษ", "า", "ไ", "ท", "ย"]),                # Thai: characters
+    ("한국어 문장입니다", ["한국어", "문장입니다"]),                  # Hangul: spaced words
+    ("Москва, 2024!", ["москва", ",", "0000", "!"]),               # words, marks, digits
+    ("Home | News", ["home", "|", "news"]),
+    ("cafÃ© mojibake", ["cafã", "©", "mojibake"]),
+    ("हिन्दी भाषा", ["हिन्दी", "भाषा"]),                            # marks stay in their word
+])
+def test_units_of_every_script(text: str, expected: list[str]) -> None:
+    assert units(text) == expected
+
+
+def test_token_ids_mark_line_boundaries() -> None:
+    ids = token_ids("a b\n\nc")
+    assert ids.tolist() == [BOUNDARY, token_id("a"), token_id("b"), BOUNDARY, token_id("c"),
+                            BOUNDARY]
+    assert token_ids("a\n\nc", keep_empty=True).tolist().count(BOUNDARY) == 4
+
+
+def test_count_tables_never_exceed_their_capacity() -> None:
+    rng = np.random.default_rng(7)
+    letters = "abcdefghijklmnopqrst"
+    words = [a + b for a in letters for b in letters]  # 400 (digits would all read as 0)
+    counts = NgramCounts(order=3, capacity=256, vocabulary=256)
+    for _ in range(20):
+        lines = [" ".join(rng.choice(words, size=12)) for _ in range(50)]
+        counts.add_text("\n".join(lines))
+        assert all(len(table) <= 256 for table in counts.tables)
+    assert all(table.threshold >= 1 for table in counts.tables)
+    assert counts.snapshot is not None  # discounts from the counts before the first pruning
+    model = LanguageModel.train([" ".join(rng.choice(words, size=12)) for _ in range(1000)],
+                                capacity=256, vocabulary=256, min_counts=(1, 1, 1))
+    assert model.info["pruned_below"][2] >= 1
+    total = sum(_prob(model, ["aa", "ab"], unit) for unit in _every_unit(model))
+    assert total == pytest.approx(1.0, abs=1e-5)
+
+
+def test_training_ranks_real_text_above_noise() -> None:
+    lines = ["the cat sat on the mat", "the dog sat on the rug", "a cat and a dog sat"] * 5
+    model = LanguageModel.train(lines)
+    scores = model.line_perplexities(["the cat sat on the rug", "rug the on sat cat the",
+                                      "qz xv kk pp"])
+    assert scores[0] < scores[1] < scores[2]
+
+
+def _jsonl(path: Path, texts: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts) + "{broken\n")
+    return path
+
+
+def test_cli_trains_and_scores(tmp_path: Path) -> None:
+    runner = CliRunner()
+    plain = tmp_path / "plain.txt"
+    plain.write_text("the cat sat on the mat\nthe dog sat on the rug\n" * 5)
+    jsonl = _jsonl(tmp_path / "pages.jsonl", ["a cat and a dog sat\nthe end"] * 3)
+    model = tmp_path / "m.lm"
+    result = runner.invoke(app, ["lm", "train", str(plain), str(jsonl), "-o", str(model),
+                                 "--arpa", str(tmp_path / "m.arpa"), "--json"])
+    assert result.exit_code == 3, result.output  # the broken JSONL line is counted
+    report = json.loads(result.stdout)
+    assert report["skipped_lines"] == 1
+    assert report["units"] == 10 * 7 + 3 * (7 + 3)  # units and line ends of every line
+    scored = runner.invoke(app, ["perplexity", "--model", str(model)],
+                           input="the cat sat on the rug\nrug the on cat\n\nzz qq\n")
+    assert scored.exit_code == 0, scored.output
+    scores = [float(line) for line in scored.stdout.split()]
+    assert len(scores) == 4 and scores[0] < scores[1] < scores[3]
+    arpa = runner.invoke(app, ["perplexity", "the cat sat on the rug", "-m",
+                               str(tmp_path / "m.arpa")])
+    assert float(arpa.stdout) == pytest.approx(scores[0], rel=1e-4)
+
+
+def test_cli_refuses_a_missing_model_in_one_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["perplexity", "x", "--model", str(tmp_path / "none")])
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1 and "error" in result.output
+
+
+def test_cli_trains_on_archives(tmp_path: Path) -> None:
+    # A real process: the archives are cleaned to their main content first.
+    model = tmp_path / "crawl.lm"
+    done = subprocess.run(
+        [sys.executable, "-m", "warcdeboil", "lm", "train", str(FIXTURES / "crawl"),
+         "-o", str(model), "-j", "1"],
+        cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    trained = LanguageModel.load(model)
+    assert trained.info["units"] > 500
+    assert math.isfinite(trained.perplexity("the"))
+
+
+def test_texts_scored_together_score_as_one_by_one() -> None:
+    model = LanguageModel.train(["the cat sat on the mat", "the dog sat", "a cat"] * 4)
+    texts = ["the cat sat\n\non the mat", "", "\n\n", "zz the dog", "a\nb\nc"]
+    together = model.perplexities(texts)
+    assert together == pytest.approx([model.perplexity(text) for text in texts])
+    assert model.perplexity("") == model.perplexity("\n\n") == model.line_perplexities([""])[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(min_value=1, max_value=5000), st.integers(min_value=0, max_value=2**32))
+def test_table_lookup_agrees_with_a_binary_search(size: int, seed: int) -> None:
+    from warcdeboil.lm.kneserney import Level
+
+    rng = np.random.default_rng(seed)
+    keys = np.unique(rng.integers(0, 2**64 - 1, size=size, dtype=np.uint64))
+    level = Level(keys.copy(), np.zeros(len(keys), np.float32), np.zeros(len(keys), np.float32),
+                  np.zeros(len(keys), np.int32), np.zeros(len(keys), np.int32))
+    absent = rng.integers(0, 2**64 - 1, size=200, dtype=np.uint64)
+    wanted = np.concatenate([rng.choice(keys, 200), absent, keys[:1], keys[-1:],
+                             np.array([0, 2**64 - 1], np.uint64)])
+    rows, found = level.rows(wanted)
+    assert found.tolist() == np.isin(wanted, keys).tolist()
+    assert np.array_equal(keys[rows[found]], wanted[found])
+
+
+def test_model_file_holds_its_settings_not_its_vocabulary_twice(tmp_path: Path) -> None:
+    model = LanguageModel.train(["one two three"] * 2, vocabulary=64, capacity=1024)
+    assert model.info["vocabulary"] == 64 and model.info["capacity"] == 1024
+    model.save(tmp_path / "m.lm")
+    assert LanguageModel.load(tmp_path / "m.lm").info == model.info
+
+
+def test_cli_counts_damaged_archives_and_still_trains(tmp_path: Path) -> None:
+    archive = sorted((FIXTURES / "crawl").glob("*.warc.gz"))[0].read_bytes()
+    (tmp_path / "cut.warc.gz").write_bytes(archive[: len(archive) - 300])  # last member cut
+    result = CliRunner().invoke(app, ["lm", "train", str(tmp_path / "cut.warc.gz"), "-o",
+                                      str(tmp_path / "m.lm"), "-j", "1", "--json"])
+    assert result.exit_code == 3, result.output
+    report = json.loads(result.stdout)
+    assert report["archive_problems"] >= 1 and report["units"] > 100
+    assert LanguageModel.load(tmp_path / "m.lm").info["units"] == report["units"]
+
+
+def test_a_huge_text_is_counted_in_pieces_with_the_same_counts() -> None:
+    text = "\n".join(f"line {'ab' * (i % 7)} of the long page" for i in range(3000))
+    whole, pieces = NgramCounts(), NgramCounts()
+    whole.add_texts([text], chunk_chars=len(text) + 1)
+    pieces.add_texts([text], chunk_chars=1000)
+    assert pieces.units_seen == whole.units_seen
+    for mine, theirs in zip(pieces.tables, whole.tables, strict=True):
+        assert np.array_equal(mine.keys, theirs.keys)
+        assert np.array_equal(mine.counts, theirs.counts)
+
+
+@settings(max_examples=25, deadline=None)
+@given(LINES, st.sampled_from([2, 3, 4]))
+def test_arpa_round_trip_of_any_corpus(tmp_path_factory: pytest.TempPathFactory,
+                                       lines: list[str], order: int) -> None:
+    model = LanguageModel.train([*lines, "a b"], order=order, min_counts=(1, 2, 1, 2))
+    path = tmp_path_factory.mktemp("arpa") / "m.arpa"
+    write_arpa(model, path)
+    again = read_arpa(path)
+    ids = token_ids("\n".join([*lines, "e d c b a", ""]), keep_empty=True)
+    assert np.array_equal(model.log10_probs(ids), again.log10_probs(ids))

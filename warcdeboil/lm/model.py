@@ -1,0 +1,261 @@
+"""``LanguageModel``: an n-gram model in backoff form, trained here or read from an ARPA file,
+that scores text by perplexity, a line at a time.
+
+Every table is a sorted numpy array of 64-bit n-gram keys (``units.extend_keys``), so scoring a
+batch of lines is a few binary searches an order, with no Python loop over words.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from collections.abc import Iterable, Sequence
+from itertools import repeat
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .counts import DEFAULT_CAPACITY, DEFAULT_VOCABULARY, NgramCounts
+from .kneserney import Level, estimate
+from .units import BOUNDARY, LINE, UNK, extend_keys, split_units
+
+__all__ = ["DEFAULT_MIN_COUNTS", "DEFAULT_ORDER", "LanguageModel"]
+
+FORMAT = "warcdeboil-lm"
+VERSION = 1
+DEFAULT_ORDER = 3
+# Adjusted counts below which n-grams of order 1, 2, 3… are pruned: singletons above unigrams
+# go (benchmarks/perplexity.py: the same AUC on every noise kind, a third of the size).
+DEFAULT_MIN_COUNTS = (1, 2, 2)
+
+
+class LanguageModel:
+    """An n-gram language model: ``train`` it on text, ``load`` it (its own file or ARPA),
+    ``perplexity`` of a text, ``line_perplexities`` of each of its lines.
+
+    >>> model = LanguageModel.train(["the cat sat on the mat"] * 3 + ["the dog sat"])
+    >>> model.perplexity("the cat sat") < model.perplexity("mat the on sat")
+    True
+    """
+
+    def __init__(self, levels: list[Level], vocabulary: Sequence[str] | None = None,
+                 info: dict[str, Any] | None = None) -> None:
+        self.levels = levels
+        self._vocabulary = vocabulary
+        self.info = dict(info or {})
+        at, found = levels[0].rows(np.array([UNK], np.uint64))
+        if not found[0]:
+            raise InputError("language model without an <unk> unigram")
+        self._unk_row = int(at[0])
+        self._index: dict[str, int] | None = None  # unit -> unigram row, made on first use
+
+    @property
+    def order(self) -> int:
+        return len(self.levels)
+
+    @property
+    def vocabulary(self) -> Sequence[str]:
+        """The units, by unigram row ("</s>" for the line boundary)."""
+        if self._vocabulary is None:
+            raise InputError("this model holds no vocabulary")
+        return self._vocabulary
+
+    def __len__(self) -> int:
+        return sum(len(level) for level in self.levels)
+
+    # Training -----------------------------------------------------------------------------
+
+    @classmethod
+    def train(cls, texts: Iterable[str], *, order: int = DEFAULT_ORDER,
+              capacity: int = DEFAULT_CAPACITY, vocabulary: int = DEFAULT_VOCABULARY,
+              min_counts: Sequence[int] | None = None) -> LanguageModel:
+        """Train on texts (each line a sentence), counts bounded to ``capacity`` n-grams an
+        order and ``vocabulary`` units; ``min_counts`` as in ``kneserney.estimate`` (default
+        ``DEFAULT_MIN_COUNTS``)."""
+        counts = NgramCounts(order, capacity, vocabulary)
+        counts.add_texts(texts)
+        if counts.units_seen == 0:
+            raise InputError("no text to train a language model on")
+        floors = tuple(min_counts) if min_counts is not None else DEFAULT_MIN_COUNTS
+        floors = (floors + (floors[-1],) * order)[:order]
+        thresholds = [table.threshold for table in counts.tables]
+        levels, units, discounts = estimate(counts.tables, floors, counts.snapshot)
+        info = {"order": order, "units": counts.units_seen, "capacity": capacity,
+                "vocabulary": vocabulary, "min_counts": list(floors),
+                "pruned_below": thresholds, "discounts": [list(d) for d in discounts]}
+        return cls(levels, units, info)
+
+    # Scoring ------------------------------------------------------------------------------
+
+    def log10_probs(self, ids: np.ndarray) -> np.ndarray:
+        """log10 p of each unit of an id sequence (``units.token_ids``) given the units before
+        it on its line, for positions 1.. (position 0 is the first ``<s>``)."""
+        rows, found = self.levels[0].rows(ids)
+        return self._log10_probs(np.where(found, rows, self._unk_row))
+
+    def unit_rows(self, text: str, *, keep_empty: bool = False) -> np.ndarray:
+        """Unigram rows of the units of ``text``, as ``units.token_ids`` gives their ids: the
+        vocabulary is looked up in a dictionary, with no hashing of the text (a third of the
+        time of scoring a page, measured)."""
+        index = self._index
+        if index is None:
+            index = self._index = dict(zip(self.vocabulary, range(len(self.vocabulary)),
+                                           strict=True))
+            boundary = self.levels[0].rows(np.array([BOUNDARY], np.uint64))[0][0]
+            index[LINE] = int(boundary)
+            index.pop("</s>", None)
+            index.pop("<unk>", None)
+        found = split_units(text)
+        rows = np.empty(len(found) + 2, np.int64)
+        rows[0] = rows[-1] = index[LINE]
+        rows[1:-1] = np.fromiter(map(index.get, found, repeat(self._unk_row)), np.int64,
+                                 count=len(found))
+        if keep_empty:
+            return rows
+        boundary = rows == index[LINE]
+        repeated = np.zeros(len(rows), bool)
+        repeated[1:] = boundary[1:] & boundary[:-1]
+        kept = rows[~repeated]
+        return kept if len(kept) > 1 else rows[:2]  # an empty text is still <s> </s>
+
+    def _log10_probs(self, rows: np.ndarray) -> np.ndarray:
+        first = self.levels[0]
+        ids = first.keys[rows]
+        result = first.logp[rows[1:]].astype(np.float64)
+        if self.order == 1:
+            return result
+        positions = np.arange(len(ids))
+        last_boundary = np.maximum.accumulate(np.where(ids == BOUNDARY, positions, 0))
+        since = positions[1:] - last_boundary[:-1]  # units since the boundary before each one
+        keys, below, below_rows, below_found = ids, first, rows, np.ones(len(ids), bool)
+        for k in range(2, self.order + 1):
+            level = self.levels[k - 1]
+            if not len(level):
+                break  # nothing kept of this order (nor of the longer ones)
+            longer = np.zeros(len(ids), np.uint64)
+            longer[1:] = extend_keys(keys[:-1], ids[1:])
+            at, hit = level.rows(longer)
+            valid = since >= k - 1
+            hit[1:] &= valid
+            hit[0] = False
+            # Not found: back off through the context's weight (0 when it is no context).
+            context_bow = np.where(below_found[:-1], below.bow[below_rows[:-1]], 0.0)
+            result = np.where(hit[1:], level.logp[at[1:]],
+                              np.where(valid, result + context_bow, result))
+            keys, below, below_rows, below_found = longer, level, at, hit
+        return result
+
+    def line_log10_probs(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per line of ``text`` (split at ``\\n``, empty lines included): the sum of log10 p
+        and the number of units predicted (its units and ``</s>``)."""
+        rows = self.unit_rows(text, keep_empty=True)
+        logp = self._log10_probs(rows)
+        line = np.cumsum(rows[:-1] == rows[0]) - 1  # the line of each predicted unit
+        lines = int(line[-1]) + 1 if len(line) else 0
+        return (np.bincount(line, weights=logp, minlength=lines),
+                np.bincount(line, minlength=lines))
+
+    def line_perplexities(self, lines: str | Iterable[str]) -> list[float]:
+        """The perplexity of each line (``10 ** -(sum of log10 p / units)``, ``</s>`` counted,
+        as KenLM and pyplexity report it)."""
+        text = lines if isinstance(lines, str) else "\n".join(lines)
+        sums, counts = self.line_log10_probs(text)
+        return np.power(10.0, -sums / counts).tolist()
+
+    def perplexity(self, text: str) -> float:
+        """The perplexity of a whole text, its lines taken as sentences."""
+        logp = self._log10_probs(self.unit_rows(text))
+        return float(10.0 ** (-logp.sum() / len(logp)))
+
+    def perplexities(self, texts: Sequence[str]) -> list[float]:
+        """``perplexity`` of each text, scored together: one pass of numpy over them all, which
+        costs less per word than a pass a text (``benchmarks/perplexity.py``)."""
+        if not texts:
+            return []
+        sums, counts = self.line_log10_probs("\n".join(texts))
+        lines = np.array([text.count("\n") + 1 for text in texts])
+        text_of_line = np.repeat(np.arange(len(texts)), lines)
+        spoken = counts > 1  # empty lines count as nothing, as in perplexity()
+        total = np.bincount(text_of_line, weights=np.where(spoken, sums, 0.0),
+                            minlength=len(texts))
+        units = np.bincount(text_of_line, weights=np.where(spoken, counts, 0),
+                            minlength=len(texts))
+        starts = np.cumsum(lines) - lines
+        silent = units == 0  # no units at all: the empty line's own score
+        total[silent], units[silent] = sums[starts[silent]], 1
+        return np.power(10.0, -total / units).tolist()
+
+    # Files --------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the model: an uncompressed numpy archive (fast to load)."""
+        arrays: dict[str, np.ndarray] = {
+            "meta": np.frombuffer(json.dumps(
+                {"format": FORMAT, "version": VERSION, "order": self.order,
+                 "info": self.info}).encode(), np.uint8),
+            "vocabulary": np.frombuffer("\n".join(self.vocabulary).encode(
+                "utf-8", "surrogatepass"), np.uint8),
+            "ids": self.levels[0].keys,
+        }
+        for k, level in enumerate(self.levels, 1):
+            arrays[f"logp{k}"], arrays[f"bow{k}"] = level.logp, level.bow
+            if k > 1:
+                arrays[f"contexts{k}"], arrays[f"words{k}"] = level.contexts, level.words
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)  # type: ignore[arg-type]
+        tmp = Path(f"{os.fspath(path)}.tmp")
+        tmp.write_bytes(buffer.getvalue())
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> LanguageModel:
+        """Read a model written by ``save``, or an ARPA file (plain or .gz: KenLM, SRILM)."""
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+        if head[:2] != b"PK":
+            from .arpa import read_arpa
+
+            return read_arpa(path)
+        try:
+            with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
+                meta = json.loads(bytes(data["meta"]).decode())
+                if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+                    raise InputError(f"{os.fspath(path)}: not a warcdeboil language model")
+                ids = data["ids"]
+                levels = [Level(ids, data["logp1"], data["bow1"],
+                                np.full(len(ids), -1, np.int32), np.arange(len(ids)))]
+                for k in range(2, meta["order"] + 1):
+                    contexts, words = data[f"contexts{k}"], data[f"words{k}"]
+                    keys = extend_keys(levels[-1].keys[contexts], ids[words])
+                    levels.append(Level(keys, data[f"logp{k}"], data[f"bow{k}"], contexts,
+                                        words))
+                blob = bytes(data["vocabulary"])
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+            raise InputError(f"{os.fspath(path)}: not a readable language model ({exc})") from exc
+        for k, level in enumerate(levels, 1):
+            if len(level.keys) > 1 and not bool(np.all(level.keys[1:] > level.keys[:-1])):
+                raise InputError(f"{os.fspath(path)}: damaged language model (order {k})")
+        return cls(levels, _LazyVocabulary(blob), meta.get("info"))
+
+
+class _LazyVocabulary(Sequence[str]):
+    """The vocabulary, decoded on first use (scoring never needs it)."""
+
+    def __init__(self, blob: bytes) -> None:
+        self._blob = blob
+        self._units: list[str] | None = None
+
+    def _list(self) -> list[str]:
+        if self._units is None:
+            self._units = self._blob.decode("utf-8", "surrogatepass").split("\n")
+        return self._units
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._list()[index]
