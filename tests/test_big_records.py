@@ -25,7 +25,7 @@ from isal import isal_zlib
 
 from warcdeboil.compression import Codec, Kind
 from warcdeboil.pipeline import Options, clean
-from warcdeboil.reader import SPILL_BYTES, WarcRecord, iter_records
+from warcdeboil.reader import SPILL_BYTES, WarcRecord, iter_records, read_record_at
 from warcdeboil.writer import WarcWriter, serialise, stream_digests
 from warcdeboil.zstdio import iter_frame_segments
 
@@ -299,7 +299,10 @@ def test_a_record_above_the_spill_size_is_carried_unchanged(tmp_path: Path, code
     media = list(iter_records(out))[1]
     assert media.spill is not None and media.block_size == size
     assert media.get("WARC-Block-Digest") == digest == block_digest(media)
-    assert media.to_bytes() == list(iter_records(src))[1].to_bytes()
+    original = list(iter_records(src))[1]
+    assert media.to_bytes() == original.to_bytes()
+    again = read_record_at(src, original.offset, original.length)  # by offset: streamed too
+    assert again.spill is not None and block_digest(again) == digest
 
 
 def test_a_zstd_frame_comes_in_pieces(tmp_path: Path) -> None:

@@ -88,19 +88,22 @@ def detect_codec(head: bytes) -> Codec:
     return Codec.NONE
 
 
-def iter_segments(fh: BinaryIO, codec: Codec, *, path: str = "") -> Iterator[Segment]:
+def iter_segments(
+    fh: BinaryIO, codec: Codec, *, path: str = "", dictionary: bytes | None = None
+) -> Iterator[Segment]:
     """Yield the decompressed segments of ``fh`` from its current position: a member or frame
     that inflates to more than about 8 MiB comes in pieces, so none is ever held whole.
 
     Never raises for damaged data: a damaged stretch comes out as a segment that says so, and
-    reading goes on at the next gzip member or zstd frame found after it.
+    reading goes on at the next gzip member or zstd frame found after it. ``dictionary``: the
+    zstd dictionary of a file read from the middle (its dictionary frame is at its start).
     """
     if codec is Codec.GZIP:
         yield from _iter_gzip(fh)
     elif codec is Codec.ZSTD:
         from .zstdio import iter_frame_segments
 
-        yield from iter_frame_segments(fh, path=path, piece=_PIECE)
+        yield from iter_frame_segments(fh, path=path, piece=_PIECE, dictionary=dictionary)
     else:
         offset = fh.tell()
         while chunk := fh.read(_PLAIN_CHUNK):

@@ -11,7 +11,6 @@ of a file are wanted (records chosen from an index). A location may be a local p
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 import re
@@ -19,7 +18,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from .compression import Codec, Kind, Segment, detect_codec, iter_segments
 from .errors import InputError, RandomAccessError, RecordError
@@ -285,28 +284,36 @@ def _dictionary(fh: BinaryIO, codec: Codec, name: str) -> bytes | None:
 def _record_in(
     fh: BinaryIO, codec: Codec, name: str, span: Span, dictionary: bytes | None
 ) -> WarcRecord | None:
-    """The first record parsed from the bytes at ``span`` (error set when it is damaged)."""
+    """The first record parsed from the bytes at ``span`` (error set when it is damaged),
+    read as a stream: a record of any size is read in bounded memory by offset too."""
     offset, length = span
-    segments: list[Segment]
-    if codec is Codec.ZSTD:
-        from .zstdio import decompress_range
-
-        data = decompress_range(fh, offset, length, dictionary, path=name)
-        segments = [Segment(offset, offset + length, data, Kind.START)]
-    else:
-        try:
-            fh.seek(offset)
-            raw = fh.read(length)
-        except OSError as exc:
-            raise RecordError(f"cannot read ({exc})", path=name, offset=offset) from exc
-        segments = [
-            Segment(s.offset + offset, s.end + offset if s.end >= 0 else -1, s.data, s.kind,
-                    s.damage)
-            for s in iter_segments(io.BytesIO(raw), codec, path=name)
-        ]
-    for record in _RecordParser(iter(segments), codec, name, SPILL_BYTES):
-        return record
+    try:
+        fh.seek(offset)
+        window = cast(BinaryIO, _Window(fh, offset, length))
+        segments = iter_segments(window, codec, path=name, dictionary=dictionary)
+        for record in _RecordParser(segments, codec, name, SPILL_BYTES):
+            return record
+    except OSError as exc:
+        raise RecordError(f"cannot read ({exc})", path=name, offset=offset) from exc
     return None
+
+
+class _Window:
+    """``length`` bytes of a file from ``offset`` on, as a stream of their own."""
+
+    def __init__(self, fh: BinaryIO, offset: int, length: int) -> None:
+        self._fh = fh
+        self._position = offset
+        self._end = offset + length
+
+    def tell(self) -> int:
+        return self._position
+
+    def read(self, size: int = -1) -> bytes:
+        left = self._end - self._position
+        data = self._fh.read(left if size < 0 else min(size, left)) if left > 0 else b""
+        self._position += len(data)
+        return data
 
 
 class _RecordParser:

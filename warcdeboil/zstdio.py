@@ -247,13 +247,16 @@ def _frame_pieces(
             feed = _BIG_FRAME_FEED
 
 
-def iter_frame_segments(fh: BinaryIO, *, path: str = "", piece: int) -> Iterator[Segment]:
+def iter_frame_segments(
+    fh: BinaryIO, *, path: str = "", piece: int, dictionary: bytes | None = None
+) -> Iterator[Segment]:
     """The data frames of ``fh`` from its position as reader segments, a frame's data handed on
     in pieces of about ``piece`` bytes, so a frame of any size is read in bounded memory.
-    Damage comes out as a segment that says why, and reading goes on at the next frame magic."""
+    Damage comes out as a segment that says why, and reading goes on at the next frame magic.
+    ``dictionary`` is used until a dictionary frame at the start says otherwise."""
     source = _Input(fh)
     offset = fh.tell()
-    decompressor = _decompressor(None)
+    decompressor = _decompressor(dictionary)
     first = True
     while source.want(1):
         started = source.taken
