@@ -163,6 +163,11 @@ def _iter_gzip(fh: BinaryIO) -> Iterator[Segment]:
         yield from _gzip_member(src)
 
 
+def _joined(parts: list[bytes]) -> bytes:
+    """The parts as one bytes object (one part is not copied: join would copy it)."""
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 def _gzip_member(src: _Bytes) -> Iterator[Segment]:
     start = src.offset
     inflater = _inflate_lib.decompressobj(31)
@@ -173,16 +178,17 @@ def _gzip_member(src: _Bytes) -> Iterator[Segment]:
         data = src.buf
         if not data and not src.more():
             # The input ends: what the inflater still holds comes out, then the member must end.
-            out = b"" if inflater.eof else inflater.decompress(b"", _PIECE)
+            out = b"" if inflater.eof else inflater.decompress(b"", _PIECE - pending_size)
             if not out:
-                yield Segment(start, src.offset, b"".join(pending),
+                yield Segment(start, src.offset, _joined(pending),
                               Kind.START if first else Kind.INNER, "gzip member is truncated")
                 return
         else:
             data = src.buf
             try:
-                # At most a piece at a time: 64 KiB of deflated zeros inflate to 64 MiB.
-                out = inflater.decompress(data, _PIECE)
+                # At most a piece at a time (64 KiB of deflated zeros inflate to 64 MiB), and
+                # no more than fills it: a full piece from one call is handed on without a copy.
+                out = inflater.decompress(data, _PIECE - pending_size)
             except _INFLATE_ERRORS as exc:
                 src.seek_magic(GZIP_MAGIC + b"\x08")
                 yield Segment(start, src.offset, b"", Kind.START if first else Kind.INNER,
@@ -193,9 +199,10 @@ def _gzip_member(src: _Bytes) -> Iterator[Segment]:
         pending.append(out)
         pending_size += len(out)
         if inflater.eof:
-            yield Segment(start, src.offset, b"".join(pending), Kind.START if first else Kind.INNER)
+            yield Segment(start, src.offset, _joined(pending), Kind.START if first else Kind.INNER)
             return
-        if pending_size >= _PIECE:
-            yield Segment(start, -1, b"".join(pending), Kind.START if first else Kind.INNER)
+        if pending_size >= _PIECE or (len(pending) == 1 and pending_size >= _PIECE >> 3):
+            # (A MiB or more from one call is a piece as it is: joining would copy it.)
+            yield Segment(start, -1, _joined(pending), Kind.START if first else Kind.INNER)
             first = False
             pending, pending_size = [], 0
