@@ -24,8 +24,10 @@ from conftest import FIXTURES, http_response, shared_file, warc_record
 from isal import isal_zlib
 
 from warcdeboil.compression import Codec, Kind
+from warcdeboil.pages import PageLimits
 from warcdeboil.pipeline import Options, clean
 from warcdeboil.reader import SPILL_BYTES, WarcRecord, iter_records, read_record_at
+from warcdeboil.recompress import recompress_file
 from warcdeboil.writer import WarcWriter, serialise, stream_digests
 from warcdeboil.zstdio import iter_frame_segments
 
@@ -331,3 +333,39 @@ def test_a_record_written_in_pieces_is_one_member_or_frame(codec: Codec) -> None
         assert inflater.decompress(out.getvalue()) == record and not inflater.unused_data
     else:
         assert out.getvalue() == whole.getvalue()
+
+
+def test_recompress_streams_a_record_above_the_spill_size(tmp_path: Path) -> None:
+    size = SPILL_BYTES + MiB + 1
+    src = tmp_path / "media.warc"
+    digest = media_archive(src, size, Codec.NONE)
+    tally = recompress_file(src, tmp_path / "media.warc.zst", Codec.ZSTD)
+    assert (tally.records, tally.carried, dict(tally.problems)) == (3, 3, {})
+    again = list(iter_records(tmp_path / "media.warc.zst"))
+    assert [r.addressable for r in again] == [True] * 3
+    assert again[1].block_size == size and block_digest(again[1]) == digest
+
+
+@pytest.mark.parametrize("max_page_mb", [16, 32])
+def test_a_page_above_the_spill_size_is_cleaned_or_carried_by_the_page_limit(
+    tmp_path: Path, max_page_mb: int
+) -> None:
+    words = b"<p>" + b"a word or two " * (SPILL_BYTES // 14 + 1000) + b"</p>"
+    body = b"<html><head><title>Long</title></head><body>" + words + b"</body></html>"
+    headers, block = warc_record("response", "http://example.com/long",
+                                 http_response(body, [("Content-Type", "text/html")]))
+    src = tmp_path / "in" / "long.warc"
+    src.parent.mkdir()
+    src.write_bytes(serialise("WARC/1.0", headers, block) + page_record())
+    limits = PageLimits(max_bytes=max_page_mb * MiB)
+    tally = clean([src], tmp_path / "out", Options(workers=1, limits=limits)).files[0]
+    out = tmp_path / "out" / "long.warc"
+    if max_page_mb == 16:  # too large: carried as it is, with the reason
+        assert (tally.cleaned, tally.carried) == (1, 1)
+        assert dict(tally.problems) == {"payload is too large": 1}
+        assert out.read_bytes()[: len(block)] == src.read_bytes()[: len(block)]
+    else:  # within the limit: read into memory and cleaned like any page
+        assert (tally.cleaned, tally.carried, dict(tally.problems)) == (2, 0, {})
+        cleaned = next(iter_records(out))
+        assert cleaned.get("WARC-Block-Digest") == block_digest(cleaned)
+        assert b"a word or two" in cleaned.block_head(1 << 20)
