@@ -43,7 +43,7 @@ def stream_digests(pieces: Iterable[bytes], payload_offset: int | None) -> tuple
     """The block digest and payload digest (None without ``payload_offset``) of a block given
     in pieces, as :func:`sha1_digest` gives them for the whole.
 
-    >>> stream_digests([b"HTTP/1.1 200\\r\\n", b"\\r\\nhi"], 15)[1] == sha1_digest(b"hi")
+    >>> stream_digests([b"HTTP/1.1 200\\r\\n", b"\\r\\nhi"], 16)[1] == sha1_digest(b"hi")
     True
     """
     block = hashlib.sha1()
