@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -24,6 +23,7 @@ from .compression import Codec, Kind, Segment, detect_codec, iter_segments
 from .errors import InputError, RandomAccessError, RecordError
 from .fields import parse_fields
 from .remote import is_remote, local_path, open_remote
+from .spill import SpilledBlock
 
 __all__ = [
     "SPILL_BYTES",
@@ -47,60 +47,11 @@ _HEADER_END = b"\r\n\r\n"
 # (:class:`SpilledBlock`), so a record of any size is read, copied and written in bounded memory.
 # Pages are at most 16 MiB by default (pages.DEFAULT_MAX_PAGE_BYTES): they stay on the fast path.
 SPILL_BYTES = 16 << 20
-_SPILL_CHUNK = 1 << 20
 _BLANK = b"\r\n\t \0"
 _NOT_BLANK = re.compile(rb"[^\r\n\t \0]")
 # A stretch of blank bytes where a record should start is a counted problem when it holds a NUL
 # or is longer than this (a few line ends between records are what writers leave, not damage).
 _MAX_PADDING = 1 << 16
-
-
-class SpilledBlock:
-    """A record's block held in an anonymous temporary file (gone when this object is)."""
-
-    def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile(prefix="warcdeboil-block-")  # noqa: SIM115
-        self.size = 0
-
-    def __del__(self) -> None:
-        self._file.close()  # the file is gone with the block (closing an anonymous file deletes it)
-
-    def write(self, data: bytes | memoryview) -> None:
-        self._file.seek(self.size)
-        self._file.write(data)
-        self.size += len(data)
-
-    def head(self, size: int) -> bytes:
-        """The first ``size`` bytes."""
-        self._file.seek(0)
-        return self._file.read(size)
-
-    def chunks(self, size: int = _SPILL_CHUNK) -> Iterator[bytes]:
-        """The block in pieces of ``size`` bytes, from its start."""
-        position = 0
-        while position < self.size:
-            self._file.seek(position)
-            chunk = self._file.read(min(size, self.size - position))
-            if not chunk:
-                raise OSError(f"temporary file of a record ends at {position} of {self.size}")
-            position += len(chunk)
-            yield chunk
-
-    def region(self, start: int, end: int) -> Iterator[tuple[int, bytes]]:
-        """(offset from ``start``, bytes) pieces of the file between ``start`` and ``end``,
-        past the block's current size too (see _RecordParser._push_back)."""
-        position = start
-        while position < end:
-            self._file.seek(position)
-            chunk = self._file.read(min(_SPILL_CHUNK, end - position))
-            if not chunk:
-                raise OSError(f"temporary file of a record ends at {position} of {end}")
-            yield position - start, chunk
-            position += len(chunk)
-
-    def read_all(self) -> bytes:
-        """The whole block in memory (for code that needs it whole: small enough by then)."""
-        return b"".join(self.chunks())
 
 
 @dataclass(slots=True)
