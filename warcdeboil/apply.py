@@ -47,7 +47,7 @@ from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
 from .provenance import SOURCE_FIELD, Revisits, cleaned_headers, derived_id, field, warcinfo_record
 from .reader import Span, WarcRecord, iter_selected, open_archive
-from .recompress import repaired_record
+from .recompress import carry_record, write_repaired
 from .scan import UNADDRESSABLE, no_records, record_problem
 from .sitekey import SiteKeyer, SiteKeyMode
 from .tally import Tally
@@ -67,6 +67,8 @@ DICTIONARY_SAMPLE_BYTES = 16 << 20
 # at its default level: on the dragnet eval output (6.3 MB of JSON) 0.016 CPU-s and 2.43 MB,
 # where zlib's level 1 took 0.054 CPU-s for 2.54 MB (and its level 6 four times as long again).
 JSONL_GZIP_LEVEL = 2
+# Records copied compressed from the input are read and written a piece of this size at a time.
+_COPY_CHUNK = 1 << 20
 # HTTP headers that no longer describe a body we wrote plain; kept under Common Crawl's names.
 _STALE_HTTP_HEADERS = {
     "content-encoding": "X-Crawler-Content-Encoding",
@@ -438,16 +440,36 @@ class _WarcSink(_Sink):
                 return
         # A record without its CRLFCRLF is written framed afresh, its bytes otherwise the same.
         if (self._copy_raw and record.addressable and record.length > 0 and record.framed
-                and not record.converted):
-            self._source.seek(record.offset)
-            raw = self._source.read(record.length)
-            if len(raw) == record.length:
-                self._writer.write_compressed(raw)
-                return
-        self._writer.write_raw(record.to_bytes())
+                and not record.converted and self._copy(record.offset, record.length)):
+            return
+        carry_record(self._writer, record)
+
+    def _copy(self, offset: int, length: int) -> bool:
+        """Copy the input's bytes at ``offset`` unchanged, a MiB at a time (False, having
+        written nothing, when the input holds fewer)."""
+        source = self._source
+        if length > _COPY_CHUNK:
+            source.seek(offset + length - 1)
+            if len(source.read(1)) != 1:
+                return False
+        source.seek(offset)
+        raw = source.read(min(length, _COPY_CHUNK))
+        if length <= _COPY_CHUNK:
+            if len(raw) != length:
+                return False
+            self._writer.write_compressed(raw)
+            return True
+        remaining = length
+        while raw:
+            self._writer.write_compressed(raw)
+            remaining -= len(raw)
+            raw = source.read(min(remaining, _COPY_CHUNK)) if remaining else b""
+        if remaining:
+            raise InputError(f"the input changed while its record at {offset} was copied")
+        return True
 
     def repaired(self, record: WarcRecord) -> None:
-        self._writer.write(*repaired_record(record))
+        write_repaired(self._writer, record)
 
     def page(
         self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
@@ -620,6 +642,8 @@ def _train_on(path: str, spans: Sequence[Span] | None) -> bytes | None:
     size = 0
     try:
         for record in iter_selected(path, spans):
+            if record.spill is not None:
+                continue  # a block too long to hold is no sample of the file's records
             sample = record.to_bytes()
             samples.append(sample)
             size += len(sample)

@@ -89,21 +89,21 @@ def detect_codec(head: bytes) -> Codec:
 
 
 def iter_segments(
-    fh: BinaryIO, codec: Codec, *, path: str = "", max_segment_size: int = 1 << 30
+    fh: BinaryIO, codec: Codec, *, path: str = "", dictionary: bytes | None = None
 ) -> Iterator[Segment]:
-    """Yield the decompressed segments of ``fh`` from its current position.
+    """Yield the decompressed segments of ``fh`` from its current position: a member or frame
+    that inflates to more than about 8 MiB comes in pieces, so none is ever held whole.
 
     Never raises for damaged data: a damaged stretch comes out as a segment that says so, and
-    reading goes on at the next gzip member or zstd frame found after it.
+    reading goes on at the next gzip member or zstd frame found after it. ``dictionary``: the
+    zstd dictionary of a file read from the middle (its dictionary frame is at its start).
     """
     if codec is Codec.GZIP:
         yield from _iter_gzip(fh)
     elif codec is Codec.ZSTD:
-        from .zstdio import iter_frames
+        from .zstdio import iter_frame_segments
 
-        for frame in iter_frames(fh, path=path, max_frame_size=max_segment_size, resync=True):
-            yield Segment(frame.offset, frame.offset + frame.length, frame.data, Kind.START,
-                          frame.damage)
+        yield from iter_frame_segments(fh, path=path, piece=_PIECE, dictionary=dictionary)
     else:
         offset = fh.tell()
         while chunk := fh.read(_PLAIN_CHUNK):
@@ -163,6 +163,11 @@ def _iter_gzip(fh: BinaryIO) -> Iterator[Segment]:
         yield from _gzip_member(src)
 
 
+def _joined(parts: list[bytes]) -> bytes:
+    """The parts as one bytes object (one part is not copied: join would copy it)."""
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 def _gzip_member(src: _Bytes) -> Iterator[Segment]:
     start = src.offset
     inflater = _inflate_lib.decompressobj(31)
@@ -170,28 +175,34 @@ def _gzip_member(src: _Bytes) -> Iterator[Segment]:
     pending_size = 0
     first = True
     while True:
-        if not src.buf and not src.more():
-            yield Segment(start, src.offset, b"".join(pending), Kind.START if first else Kind.INNER,
-                          "gzip member is truncated")
-            return
         data = src.buf
-        try:
-            out = inflater.decompress(data)
-        except _INFLATE_ERRORS as exc:
-            src.seek_magic(GZIP_MAGIC + b"\x08")
-            yield Segment(start, src.offset, b"", Kind.START if first else Kind.INNER,
-                          f"corrupt gzip member ({exc})")
-            return
-        if inflater.eof:
-            src.drop(len(data) - len(inflater.unused_data))
+        if not data and not src.more():
+            # The input ends: what the inflater still holds comes out, then the member must end.
+            out = b"" if inflater.eof else inflater.decompress(b"", _PIECE - pending_size)
+            if not out:
+                yield Segment(start, src.offset, _joined(pending),
+                              Kind.START if first else Kind.INNER, "gzip member is truncated")
+                return
         else:
-            src.drop(len(data))
+            data = src.buf
+            try:
+                # At most a piece at a time (64 KiB of deflated zeros inflate to 64 MiB), and
+                # no more than fills it: a full piece from one call is handed on without a copy.
+                out = inflater.decompress(data, _PIECE - pending_size)
+            except _INFLATE_ERRORS as exc:
+                src.seek_magic(GZIP_MAGIC + b"\x08")
+                yield Segment(start, src.offset, b"", Kind.START if first else Kind.INNER,
+                              f"corrupt gzip member ({exc})")
+                return
+            rest = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
+            src.drop(len(data) - len(rest))
         pending.append(out)
         pending_size += len(out)
         if inflater.eof:
-            yield Segment(start, src.offset, b"".join(pending), Kind.START if first else Kind.INNER)
+            yield Segment(start, src.offset, _joined(pending), Kind.START if first else Kind.INNER)
             return
-        if pending_size >= _PIECE:
-            yield Segment(start, -1, b"".join(pending), Kind.START if first else Kind.INNER)
+        if pending_size >= _PIECE or (len(pending) == 1 and pending_size >= _PIECE >> 3):
+            # (A MiB or more from one call is a piece as it is: joining would copy it.)
+            yield Segment(start, -1, _joined(pending), Kind.START if first else Kind.INNER)
             first = False
             pending, pending_size = [], 0

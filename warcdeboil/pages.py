@@ -38,6 +38,8 @@ _TAG = re.compile(
     re.IGNORECASE,
 )
 _STEP = {b"": 1, b"/": -1}
+# How much of a block spilled to disk is read to tell whether it is a page.
+_HEAD_BYTES = 1 << 16
 
 
 @dataclass(slots=True)
@@ -81,12 +83,48 @@ def _check_shape(body: bytes, limits: PageLimits) -> None:
             raise PayloadError(f"page nests too deep ({depth}, limit {limits.max_depth})")
 
 
+def _in_memory(record: WarcRecord, limits: PageLimits) -> WarcRecord:
+    """A record whose block was spilled to disk (reader.SPILL_BYTES), read into memory when it
+    may be a page within the limits; else the record itself (not a page), judged from the head
+    of its block. A payload stored longer than the limit is too large, even if decoding a
+    transfer coding might shrink it."""
+    rec_type = record.rec_type
+    if rec_type not in ("response", "resource"):
+        return record
+    head = record.block_head(_HEAD_BYTES)
+    size = record.block_size
+    if rec_type == "response":
+        response = parse_http_response(head)
+        if response is None or not 200 <= response.status < 300:
+            return record
+        content_type = response.content_type
+        coded = response.get("Content-Encoding") or response.get("Transfer-Encoding")
+        vague = ("application/octet", "text/plain")
+        if not is_html(content_type, response.body[:1024]) and (
+                not coded or (content_type and not content_type.lower().startswith(vague))):
+            return record
+        size -= len(head) - len(response.body)
+        what = "payload"
+    elif not is_html(record.get("Content-Type") or "", head[:1024]):
+        return record
+    else:
+        what = "page"
+    if size > limits.max_bytes:
+        raise PayloadError(f"{what} is too large ({size} bytes, limit {limits.max_bytes})")
+    return WarcRecord(record.offset, record.length, record.version, record.headers, record.block,
+                      record.addressable, record.error, record.converted, record.framed)
+
+
 def html_page(record: WarcRecord, limits: PageLimits = PageLimits()) -> HtmlPage | None:
     """The HTML page in ``record``, or None when the record holds none.
 
     Raises :class:`PayloadError` when the record should hold a page but its payload cannot be
     decoded within the limits.
     """
+    if record.spill is not None:
+        record = _in_memory(record, limits)
+        if record.spill is not None:
+            return None
     rec_type = record.rec_type
     if rec_type == "response":
         response = parse_http_response(record.block)

@@ -11,20 +11,24 @@ of a file are wanted (records chosen from an index). A location may be a local p
 
 from __future__ import annotations
 
-import io
 import logging
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from itertools import chain
+from typing import BinaryIO, cast
 
 from .compression import Codec, Kind, Segment, detect_codec, iter_segments
 from .errors import InputError, RandomAccessError, RecordError
 from .fields import parse_fields
 from .remote import is_remote, local_path, open_remote
+from .spill import SpilledBlock
 
 __all__ = [
+    "SPILL_BYTES",
     "Span",
+    "SpilledBlock",
     "WarcRecord",
     "iter_records",
     "iter_selected",
@@ -39,8 +43,15 @@ Span = tuple[int, int]
 log = logging.getLogger(__name__)
 
 _HEADER_END = b"\r\n\r\n"
-# Records larger than this are skipped (and reported), so one record cannot exhaust memory.
-DEFAULT_MAX_RECORD_BYTES = 1 << 30
+# A block longer than this is never held in memory: it goes to a temporary file as it is read
+# (:class:`SpilledBlock`), so a record of any size is read, copied and written in bounded memory.
+# Pages are at most 16 MiB by default (pages.DEFAULT_MAX_PAGE_BYTES): they stay on the fast path.
+SPILL_BYTES = 16 << 20
+_BLANK = b"\r\n\t \0"
+_NOT_BLANK = re.compile(rb"[^\r\n\t \0]")
+# A stretch of blank bytes where a record should start is a counted problem when it holds a NUL
+# or is longer than this (a few line ends between records are what writers leave, not damage).
+_MAX_PADDING = 1 << 16
 
 
 @dataclass(slots=True)
@@ -48,19 +59,42 @@ class WarcRecord:
     """One record: WARC header fields in file order and the block as stored.
 
     ``addressable`` is false when the record does not start on its own gzip member or zstd frame,
-    so it cannot be read back by offset.
+    so it cannot be read back by offset. A block longer than :data:`SPILL_BYTES` is in ``spill``
+    (a temporary file), not in memory: read it with :meth:`iter_block` and :meth:`block_head`
+    (``block`` reads it whole).
     """
 
     offset: int
     length: int
     version: str
     headers: list[tuple[str, str]]
-    block: bytes
+    _block: bytes = field(repr=False)
     addressable: bool = True
     error: str | None = None  # why this record (or damaged stretch) could not be read whole
     converted: bool = False  # made from an ARC record: its bytes in the file are not WARC
     framed: bool = True  # its block was followed by the CRLFCRLF that ends a record
     _index: dict[str, str] | None = field(default=None, repr=False)
+    spill: SpilledBlock | None = field(default=None, repr=False)
+
+    @property
+    def block(self) -> bytes:
+        """The whole block, in memory."""
+        return self._block if self.spill is None else self.spill.read_all()
+
+    @property
+    def block_size(self) -> int:
+        return len(self._block) if self.spill is None else self.spill.size
+
+    def block_head(self, size: int) -> bytes:
+        """The first ``size`` bytes of the block."""
+        return self._block[:size] if self.spill is None else self.spill.head(size)
+
+    def iter_block(self) -> Iterator[bytes]:
+        """The block in pieces of at most a MiB (one piece when it is in memory)."""
+        if self.spill is None:
+            yield self._block
+        else:
+            yield from self.spill.chunks()
 
     def get(self, name: str, default: str | None = None) -> str | None:
         """The value of the first header called ``name`` (case-insensitive)."""
@@ -96,6 +130,12 @@ class WarcRecord:
         """The whole uncompressed record, trailer included."""
         return self.header_bytes() + self.block + b"\r\n\r\n"
 
+    def iter_bytes(self) -> Iterator[bytes]:
+        """The same bytes as :meth:`to_bytes`, in pieces (a spilled block is never whole)."""
+        yield self.header_bytes()
+        yield from self.iter_block()
+        yield b"\r\n\r\n"
+
 
 def open_archive(
     path: str | os.PathLike[str], *, random_access: bool = False
@@ -122,18 +162,19 @@ def open_archive(
 
 
 def iter_records(
-    path: str | os.PathLike[str], *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    path: str | os.PathLike[str], *, spill_bytes: int = SPILL_BYTES
 ) -> Iterator[WarcRecord]:
     """Yield every record of a WARC or ARC file, in order, with offset and length.
 
     Never raises for damage inside the file: a damaged stretch comes out as a record with
     ``error`` set (and no headers when none could be read), and reading goes on after it.
+    Blocks longer than ``spill_bytes`` are spilled to a temporary file (see :class:`WarcRecord`).
     """
     name = os.fspath(path)
     fh, codec = open_archive(name)
     with fh:
         segments = iter_segments(fh, codec, path=name)
-        yield from _RecordParser(segments, codec, name, max_record_bytes)
+        yield from _RecordParser(segments, codec, name, spill_bytes)
 
 
 def read_record_at(path: str | os.PathLike[str], offset: int, length: int) -> WarcRecord:
@@ -194,28 +235,36 @@ def _dictionary(fh: BinaryIO, codec: Codec, name: str) -> bytes | None:
 def _record_in(
     fh: BinaryIO, codec: Codec, name: str, span: Span, dictionary: bytes | None
 ) -> WarcRecord | None:
-    """The first record parsed from the bytes at ``span`` (error set when it is damaged)."""
+    """The first record parsed from the bytes at ``span`` (error set when it is damaged),
+    read as a stream: a record of any size is read in bounded memory by offset too."""
     offset, length = span
-    segments: list[Segment]
-    if codec is Codec.ZSTD:
-        from .zstdio import decompress_range
-
-        data = decompress_range(fh, offset, length, dictionary, path=name)
-        segments = [Segment(offset, offset + length, data, Kind.START)]
-    else:
-        try:
-            fh.seek(offset)
-            raw = fh.read(length)
-        except OSError as exc:
-            raise RecordError(f"cannot read ({exc})", path=name, offset=offset) from exc
-        segments = [
-            Segment(s.offset + offset, s.end + offset if s.end >= 0 else -1, s.data, s.kind,
-                    s.damage)
-            for s in iter_segments(io.BytesIO(raw), codec, path=name)
-        ]
-    for record in _RecordParser(iter(segments), codec, name, DEFAULT_MAX_RECORD_BYTES):
-        return record
+    try:
+        fh.seek(offset)
+        window = cast(BinaryIO, _Window(fh, offset, length))
+        segments = iter_segments(window, codec, path=name, dictionary=dictionary)
+        for record in _RecordParser(segments, codec, name, SPILL_BYTES):
+            return record
+    except OSError as exc:
+        raise RecordError(f"cannot read ({exc})", path=name, offset=offset) from exc
     return None
+
+
+class _Window:
+    """``length`` bytes of a file from ``offset`` on, as a stream of their own."""
+
+    def __init__(self, fh: BinaryIO, offset: int, length: int) -> None:
+        self._fh = fh
+        self._position = offset
+        self._end = offset + length
+
+    def tell(self) -> int:
+        return self._position
+
+    def read(self, size: int = -1) -> bytes:
+        left = self._end - self._position
+        data = self._fh.read(left if size < 0 else min(size, left)) if left > 0 else b""
+        self._position += len(data)
+        return data
 
 
 class _RecordParser:
@@ -227,12 +276,12 @@ class _RecordParser:
     """
 
     def __init__(
-        self, segments: Iterator[Segment], codec: Codec, path: str, max_record_bytes: int
+        self, segments: Iterator[Segment], codec: Codec, path: str, spill_bytes: int
     ) -> None:
         self._segments = segments
         self._codec = codec
         self._path = path
-        self._max = max_record_bytes
+        self._spill_at = spill_bytes
         self._buf = b""
         self._pos = 0
         # (start index in _buf, segment) for every segment whose data is in _buf.
@@ -240,22 +289,27 @@ class _RecordParser:
         self._eof = False
         self._damage: Segment | None = None  # a damaged segment met by _fill, not yet reported
         self._arc = False  # set once an ARC file header has been seen
+        self._inner = -1  # where in a plain file's spilled block a line starts with WARC/
 
     def __iter__(self) -> Iterator[WarcRecord]:
         while True:
-            self._skip_blank()
+            padding = self._skip_blank()
+            if padding is not None:
+                yield padding
+                continue
             if not self._fill(5) and not self._fill(1):
                 if self._damage is None:
                     return
                 yield self._damaged_segment()
                 continue
             start = self._pos
+            # Where the record starts, known before a spilled block leaves the buffer.
+            offset, start_ok = self._file_offset(start)
             try:
                 record = self._parse_one(start)
             except RecordError as exc:
                 yield self._recover(start, exc.reason)
                 continue
-            offset, start_ok = self._file_offset(start)
             if self._damage is not None and record.error is not None:
                 # A record cut short by damage: it covers the damaged stretch too.
                 record.offset, record.length = offset, self._damage.end - offset
@@ -266,14 +320,31 @@ class _RecordParser:
                 continue
             # Blank bytes after the record (ARC's newline, a trailer with a stray LF, NULs) are
             # its own: copying the record by offset and length copies them too.
-            while self._pos < len(self._buf) and self._buf[self._pos] in b"\r\n\0\t ":
-                self._pos += 1
+            if self._pos < len(self._buf) and self._buf[self._pos] in _BLANK:
+                self._pos = self._trailing_blank(self._pos)
             end, end_ok = self._file_offset(self._pos)
             record.offset = offset
             record.addressable = start_ok and end_ok
             record.length = end - offset if record.addressable else 0
             yield record
             self._compact()
+
+    def _trailing_blank(self, pos: int) -> int:
+        """Where the blank bytes that follow a record, and are its own, end: those of its own
+        gzip member or zstd frame, and a short run of line ends (and, in a plain file, NULs)
+        after it. A longer run, or NULs in a member of their own, are left to be reported."""
+        buf = self._buf
+        stop = _blank_end(buf, pos)
+        own = pos
+        if self._codec is not Codec.NONE:
+            for start, segment in self._spans:
+                if start < pos <= start + len(segment.data):
+                    own = start + len(segment.data)
+                    break
+        if stop - pos <= _MAX_PADDING and (
+                self._codec is Codec.NONE or buf.find(b"\0", own, stop) < 0):
+            return stop
+        return max(pos, min(stop, own))
 
     def _parse_one(self, start: int) -> WarcRecord:
         if self._buf.startswith(b"WARC/", start):
@@ -314,25 +385,52 @@ class _RecordParser:
                 self._pos = span_start + len(segment.data)
                 self._compact()
                 return _damaged(offset, segment.end - offset, reason)
-        # The member goes on in pieces not read yet: read on to its end.
-        while self._fill(len(self._buf) - self._pos + 1):
+        # The member goes on in pieces not read yet: read on to its end, a piece at a time.
+        end = offset
+        while self._spans:
             last = self._spans[-1][1]
-            if last.end >= 0 and last.kind is not Kind.PLAIN:
+            end = max(end, last.end)
+            if last.end >= 0:
                 break
-        end = self._spans[-1][1].end if self._spans else offset
+            self._reset()
+            if not self._fill(1):
+                break
         self._reset()
         return _damaged(offset, max(end, offset) - offset, reason)
 
     def _find_next_record(self, since: int) -> int:
-        """Buffer index of the next line starting with ``WARC/`` (or the end of the input)."""
-        searched = since
+        """Buffer index of the next line starting with ``WARC/`` (or the end of the input);
+        what is searched in vain leaves the buffer."""
+        self._pos = since
         while True:
-            found = self._buf.find(b"\nWARC/", searched)
+            found = self._buf.find(b"\nWARC/", self._pos)
             if found >= 0:
                 return found + 1
-            searched = max(since, len(self._buf) - 6)
+            self._pos = max(self._pos, len(self._buf) - 6)
+            self._compact()
             if not self._fill(len(self._buf) - self._pos + 1):
                 return len(self._buf)
+
+    def _record_ahead(self, pos: int) -> int:
+        """Where, after ``pos``, the first buffered member or frame that starts with a WARC
+        record begins (the end of the buffer when none does; plain files have no members)."""
+        if self._codec is not Codec.NONE:
+            for start, segment in self._spans:
+                if start > pos and segment.kind is Kind.START and segment.data.startswith(b"WARC/"):
+                    return start
+        return len(self._buf)
+
+    def _next_segment(self) -> bool:
+        """Drop everything buffered and read the next segment; at the end of the input (or at
+        damage) return False with the buffer holding the last segment, consumed, so that the
+        end of what was read still maps to the file."""
+        last = self._spans[-1][1] if self._spans else None
+        self._reset()
+        if self._fill(1):
+            return True
+        if last is not None and not self._buf:
+            self._buf, self._pos, self._spans = last.data, len(last.data), [(0, last)]
+        return False
 
     def _reset(self) -> None:
         self._buf = b""
@@ -395,16 +493,33 @@ class _RecordParser:
             return segment.offset, False
         return (self._spans[0][1].offset if self._spans else 0), pos == 0
 
-    def _skip_blank(self) -> None:
-        while self._fill(1):
-            buf = self._buf
-            pos = self._pos
-            end = len(buf)
-            while pos < end and buf[pos] in b"\r\n\t \0":
-                pos += 1
-            self._pos = pos
-            if pos < end:
-                return
+    def _skip_blank(self) -> WarcRecord | None:
+        """Step over blank bytes (line ends, spaces, NULs) where a record should start. A
+        stretch that holds a NUL or is longer than ``_MAX_PADDING`` is no writer's padding: it
+        comes back as a damaged record saying so (read streaming, however long)."""
+        if not self._fill(1):
+            return None
+        buf, pos = self._buf, self._pos
+        if buf[pos] not in _BLANK:
+            return None
+        offset, _ = self._file_offset(pos)
+        skipped = 0
+        nul = False
+        while True:
+            stop = _blank_end(buf, pos)
+            found = stop < len(buf)
+            nul = nul or buf.find(b"\0", pos, stop) >= 0
+            skipped += stop - pos
+            self._pos = stop
+            if found or not self._next_segment():
+                break
+            buf, pos = self._buf, self._pos
+        if not nul and skipped <= _MAX_PADDING:
+            return None
+        end, _ = self._file_offset(self._pos)
+        kind = "NUL bytes" if nul else "blank bytes"
+        self._compact()
+        return _damaged(offset, end - offset, f"no record header ({skipped} {kind})")
 
     def _read_until(self, marker: bytes, limit: int) -> int:
         """Index just past ``marker`` after ``_pos``, reading more as needed."""
@@ -423,19 +538,54 @@ class _RecordParser:
         offset, _ = self._file_offset(self._pos)
         return RecordError(reason, path=self._path, offset=offset)
 
-    def _take_block(self, start: int, length: int, what: str) -> tuple[bytes, str | None]:
+    def _take_block(
+        self, start: int, length: int, what: str
+    ) -> tuple[bytes | SpilledBlock, str | None]:
         """The block, and why it is short when the input ends (or breaks) before its end."""
-        if length > self._max:
-            raise self._error(f"{what} is too large ({length} bytes, limit {self._max})")
         self._pos = start
+        if length > self._spill_at:
+            return self._spill_block(length, what)
         if self._fill(length):
             return self._buf[start : start + length], None
         block = self._buf[start:]
         self._pos = len(self._buf)
-        reason = f"{what} is truncated ({len(block)} of {length} bytes)"
+        return block, self._short(what, len(block), length)
+
+    def _short(self, what: str, size: int, length: int) -> str:
+        reason = f"{what} is truncated ({size} of {length} bytes)"
         if self._damage is not None:
             reason = f"{self._damage.damage}: {reason}"
-        return block, reason
+        return reason
+
+    def _spill_block(self, length: int, what: str) -> tuple[SpilledBlock, str | None]:
+        """A long block, streamed from ``_pos`` into a temporary file a segment at a time: the
+        declared length is never allocated, and the block ends where the bytes do. In a
+        compressed file, a member that starts with a record inside the block ends it too
+        (declared too long). The buffer is left holding the segment where the block ends."""
+        spill = SpilledBlock()
+        remaining = length
+        plain = self._codec is Codec.NONE
+        self._inner = -1
+        tail = b""  # the block's last bytes so far, for a marker across two segments
+        while True:
+            buf, pos = self._buf, self._pos
+            take = min(self._record_ahead(pos) - pos, remaining)
+            if take:
+                if plain and self._inner < 0:
+                    self._inner = _find_inner(tail, buf, pos, pos + take, spill.size)
+                    tail = bytes(buf[max(pos, pos + take - 6) : pos + take])
+                spill.write(memoryview(buf)[pos : pos + take])
+                self._pos = pos + take
+                remaining -= take
+            if not remaining:
+                return spill, None
+            if self._pos < len(self._buf):  # stopped at a member that starts with a record
+                return spill, "Content-Length runs past the end of the record"
+            if not self._next_segment():
+                return spill, self._short(what, spill.size, length)
+            segment = self._spans[0][1]
+            if segment.kind is Kind.START and segment.data.startswith(b"WARC/"):
+                return spill, "Content-Length runs past the end of the record"
 
     # -- WARC ---------------------------------------------------------------------------------
 
@@ -455,6 +605,8 @@ class _RecordParser:
             raise self._error("WARC record with contradicting Content-Length fields")
         length = int(lengths[0])
         block, short = self._take_block(header_end, length, "record")
+        if isinstance(block, SpilledBlock):
+            return self._spilled_record(version, headers, block, short)
         if short is not None:
             return WarcRecord(0, 0, version, headers, block, error=short)
         end = header_end + length
@@ -495,6 +647,55 @@ class _RecordParser:
                 return "Content-Length stops short of the end of the record", span_end
         return None
 
+    def _spilled_record(
+        self, version: str, headers: list[tuple[str, str]], spill: SpilledBlock,
+        short: str | None,
+    ) -> WarcRecord:
+        """A record whose block went to a temporary file, checked as :meth:`_wrong_length`
+        checks the others (Content-Length too long was found while spilling)."""
+        record = WarcRecord(0, 0, version, headers, b"", spill=spill)
+        if short is not None:
+            record.error = short
+            return record
+        self._fill(64)
+        pos = self._pos
+        tail = self._buf[pos : pos + 64].lstrip(_BLANK)
+        if self._codec is not Codec.NONE and tail and not tail.startswith(
+                (b"WARC/", b"filedesc://")):
+            for span_start, segment in self._spans:
+                span_end = span_start + len(segment.data)
+                rest = self._buf[pos:span_end]
+                if span_start < pos < span_end and segment.end >= 0 and rest.strip(_BLANK):
+                    spill.write(rest)
+                    self._pos = span_end
+                    record.error = "Content-Length stops short of the end of the record"
+                    return record
+        if self._codec is Codec.NONE and tail and not tail.startswith(
+                (b"WARC/", b"filedesc://")) and self._inner >= 0:
+            # A record starts inside the block: it was declared too long. The block ends there,
+            # and what the file holds from there on is read again.
+            self._push_back(spill, self._inner + 2)
+            record.error = "Content-Length runs past the end of the record"
+            return record
+        record.framed = self._consume_trailer()
+        return record
+
+    def _push_back(self, spill: SpilledBlock, cut: int) -> None:
+        """Cut a plain file's spilled block at ``cut`` and read the bytes after it again, as the
+        next segments (they are read from the temporary file, a piece at a time)."""
+        size = spill.size
+        block_end, _ = self._file_offset(self._pos)
+        start = block_end - (size - cut)
+        rest = self._buf[self._pos :]
+        spill.size = cut
+        pieces = (Segment(start + offset, start + offset + len(data), data, Kind.PLAIN)
+                  for offset, data in spill.region(cut, size))
+        later = [Segment(block_end, block_end + len(rest), rest, Kind.PLAIN)] if rest else []
+        self._segments = chain(pieces, later, self._segments)
+        self._eof = False
+        self._reset()
+        self._fill(1)
+
     def _consume_trailer(self) -> bool:
         """Step over the CRLFCRLF after a block; a shorter or missing one is tolerated, and
         reported by returning False."""
@@ -532,24 +733,55 @@ class _RecordParser:
         ip, date, mime = fields[-4], fields[-3], fields[-2]
         block, short = self._take_block(line_end, length, "ARC record")
         record = _arc_to_warc(url, ip, date, mime, block)
-        if short is None:
+        if short is None and not isinstance(block, SpilledBlock):
             self._pos = line_end + length
         record.error = short
         return record
+
+
+def _blank_end(buf: bytes, pos: int) -> int:
+    """Where the run of blank bytes at ``buf[pos:]`` ends (``len(buf)``: it does not)."""
+    found = _NOT_BLANK.search(buf, pos, pos + 4096)  # the usual run: a few line ends
+    if found is not None:
+        return found.start()
+    # A long run: deleting the blank bytes is ten times faster than searching past them.
+    if not (buf[pos:] if pos else buf).translate(None, _BLANK):
+        return len(buf)
+    found = _NOT_BLANK.search(buf, pos)
+    return found.start() if found is not None else len(buf)
+
+
+def _find_inner(tail: bytes, buf: bytes, start: int, end: int, written: int) -> int:
+    """Position in the block of the first ``\\r\\nWARC/`` in ``buf[start:end]`` (the block's
+    bytes from ``written`` on), or across ``tail`` (its bytes just before); -1 when none."""
+    joined = tail + bytes(buf[start : min(end, start + 6)])
+    found = joined.find(b"\r\nWARC/")
+    if found >= 0:
+        return written - len(tail) + found
+    found = buf.find(b"\r\nWARC/", start, end)
+    return written + found - start if found >= 0 else -1
 
 
 def _damaged(offset: int, length: int, reason: str) -> WarcRecord:
     return WarcRecord(offset, max(length, 0), "", [], b"", False, reason)
 
 
-def _arc_to_warc(url: str, ip: str, date: str, mime: str, block: bytes) -> WarcRecord:
+def _arc_to_warc(
+    url: str, ip: str, date: str, mime: str, block: bytes | SpilledBlock
+) -> WarcRecord:
     """Present an ARC record as the WARC record it would be (ARC is read, written as WARC)."""
     import hashlib
     import uuid
 
     when = date.ljust(14, "0")
     iso = f"{when[0:4]}-{when[4:6]}-{when[6:8]}T{when[8:10]}:{when[10:12]}:{when[12:14]}Z"
-    digest = hashlib.sha1(block).hexdigest()
+    if isinstance(block, SpilledBlock):
+        sha1 = hashlib.sha1()
+        for chunk in block.chunks():
+            sha1.update(chunk)
+        digest, size, data, spill = sha1.hexdigest(), block.size, b"", block
+    else:
+        digest, size, data, spill = hashlib.sha1(block).hexdigest(), len(block), block, None
     record_id = uuid.uuid5(uuid.NAMESPACE_URL, f"arc:{url}:{date}:{digest}")
     if url.startswith("filedesc://"):
         rec_type, content_type = "warcinfo", "text/plain"
@@ -566,5 +798,5 @@ def _arc_to_warc(url: str, ip: str, date: str, mime: str, block: bytes) -> WarcR
         headers.append(("WARC-Target-URI", url))
         if ip and ip != "-":
             headers.append(("WARC-IP-Address", ip))
-    headers += [("Content-Type", content_type), ("Content-Length", str(len(block)))]
-    return WarcRecord(0, 0, "WARC/1.0", headers, block, converted=True)
+    headers += [("Content-Type", content_type), ("Content-Length", str(size))]
+    return WarcRecord(0, 0, "WARC/1.0", headers, data, converted=True, spill=spill)

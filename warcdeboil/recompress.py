@@ -10,17 +10,29 @@ counted by reason.
 from __future__ import annotations
 
 import logging
+from itertools import chain
 from pathlib import Path
 
 from .compression import Codec
 from .errors import InputError
 from .reader import WarcRecord, iter_records
 from .tally import Tally
-from .writer import AtomicFile, WarcWriter, rebuild_record
+from .writer import (
+    AtomicFile,
+    WarcWriter,
+    rebuild_fields,
+    rebuild_record,
+    serialise,
+    stream_digests,
+)
 
-__all__ = ["recompress_file", "repaired_record"]
+__all__ = ["carry_record", "recompress_file", "repaired_record", "write_record", "write_repaired"]
 
 log = logging.getLogger(__name__)
+
+
+# How much of a spilled block is searched for the end of its HTTP header.
+_HTTP_HEAD_BYTES = 1 << 20
 
 
 def repaired_record(record: WarcRecord) -> tuple[str, list[tuple[str, str]], bytes]:
@@ -33,6 +45,44 @@ def repaired_record(record: WarcRecord) -> tuple[str, list[tuple[str, str]], byt
     payload = end + 4 if record.block.startswith(b"HTTP/") and end >= 0 else None
     version = record.version if record.version.startswith("WARC/") else "WARC/1.0"
     return version, rebuild_record(headers, record.block, payload), record.block
+
+
+def write_repaired(writer: WarcWriter, record: WarcRecord) -> None:
+    """Write :func:`repaired_record` of ``record``; a spilled block streams through twice (its
+    digests, then its bytes), never held whole."""
+    if record.spill is None:
+        writer.write(*repaired_record(record))
+        return
+    headers = list(record.headers)
+    if "truncated" in (record.error or "") and not record.get("WARC-Truncated"):
+        headers.append(("WARC-Truncated", "length"))
+    head = record.block_head(_HTTP_HEAD_BYTES)
+    end = head.find(b"\r\n\r\n")
+    payload = end + 4 if head.startswith(b"HTTP/") and end >= 0 else None
+    version = record.version if record.version.startswith("WARC/") else "WARC/1.0"
+    block_digest, payload_digest = stream_digests(record.iter_block(), payload)
+    fields = rebuild_fields(headers, record.block_size, block_digest, payload_digest)
+    write_record(writer, version, fields, record)
+
+
+def write_record(
+    writer: WarcWriter, version: str, headers: list[tuple[str, str]], record: WarcRecord
+) -> None:
+    """Write ``record``'s block (in memory or spilled) under ``version`` and ``headers``."""
+    if record.spill is None:
+        writer.write(version, headers, record.block)
+        return
+    head = serialise(version, headers, b"")[:-4]
+    size = len(head) + record.block_size + 4
+    writer.write_raw_pieces(chain((head,), record.iter_block(), (b"\r\n\r\n",)), size)
+
+
+def carry_record(writer: WarcWriter, record: WarcRecord) -> None:
+    """Write ``record`` as it was read (its header fields and block unchanged)."""
+    if record.spill is None:
+        writer.write_raw(record.to_bytes())
+    else:
+        write_record(writer, record.version, record.headers, record)
 
 
 def recompress_file(source: Path, target: Path, codec: Codec = Codec.GZIP) -> Tally:
@@ -49,9 +99,9 @@ def recompress_file(source: Path, target: Path, codec: Codec = Codec.GZIP) -> Ta
                     if not record.headers:
                         tally.skipped += 1
                         continue
-                    writer.write(*repaired_record(record))
+                    write_repaired(writer, record)
                 else:
-                    writer.write_raw(record.to_bytes())
+                    carry_record(writer, record)
                 tally.carried += 1
     except InputError as exc:
         tally.problem(str(exc).split(": ", 1)[-1])

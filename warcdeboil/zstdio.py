@@ -9,12 +9,13 @@ zstd-compressed one. Other skippable frames are ignored. warcio reads no zstd: t
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
 import zstandard
 
+from .compression import Kind, Segment
 from .errors import ConfigError, RecordError
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "Frame",
     "ZstdRecordCompressor",
     "decompress_range",
+    "iter_frame_segments",
     "iter_frames",
     "looks_like_zstd",
     "read_dictionary",
@@ -39,6 +41,7 @@ _RAW_DICTIONARY_MAGIC = 0xEC30A437
 _READ_SIZE = 1 << 16
 # Compressed bytes fed per step: bounds how far past the limit one step can inflate.
 _FEED = 1 << 13
+_BIG_FRAME_FEED = 1 << 11
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +190,21 @@ def _next_frame(
 def _one_frame(
     source: _Input, decompressor: zstandard.ZstdDecompressor, limit: int, path: str, offset: int
 ) -> tuple[bytes, int]:
+    parts: list[bytes] = []
+    pieces = _frame_pieces(source, decompressor, limit, path, offset, 1 << 62)
+    while True:
+        try:
+            parts.append(next(pieces))
+        except StopIteration as done:
+            return b"".join(parts), done.value
+
+
+def _frame_pieces(
+    source: _Input, decompressor: zstandard.ZstdDecompressor, limit: int, path: str, offset: int,
+    piece: int,
+) -> Generator[bytes, None, int]:
+    """The data of the frame at ``offset`` in pieces of about ``piece`` bytes (the last may be
+    shorter); returns the frame's compressed length."""
     source.want(18)  # the largest frame header
     try:
         declared = zstandard.frame_content_size(source.buf)
@@ -196,27 +214,83 @@ def _one_frame(
         raise RecordError(f"zstd frame inflates past {limit} bytes", path=path, offset=offset)
     inflater = decompressor.decompressobj()
     parts: list[bytes] = []
+    pending = 0
     size = 0
     consumed = 0
+    feed = _FEED
     while True:
         if not source.buf and not source.want(1):
             raise RecordError("zstd frame is truncated", path=path, offset=offset)
-        piece = source.take(_FEED)
+        chunk = source.take(feed)
         try:
-            out = inflater.decompress(piece)
+            out = inflater.decompress(chunk)
         except zstandard.ZstdError as exc:
             raise RecordError(f"corrupt zstd frame ({exc})", path=path, offset=offset) from exc
         size += len(out)
         if size > limit:
             raise RecordError(f"zstd frame inflates past {limit} bytes", path=path, offset=offset)
         parts.append(out)
+        pending += len(out)
         if inflater.eof:
             unused = inflater.unused_data
-            consumed += len(piece) - len(unused)
+            consumed += len(chunk) - len(unused)
             source.buf = unused + source.buf
             source.taken -= len(unused)
-            return b"".join(parts), consumed
-        consumed += len(piece)
+            yield b"".join(parts)
+            return consumed
+        consumed += len(chunk)
+        if pending >= piece:
+            yield b"".join(parts)
+            parts, pending = [], 0
+            # A big frame is fed in smaller steps: a step of run-length blocks can inflate
+            # about 30,000 times, and one step's output is held whole.
+            feed = _BIG_FRAME_FEED
+
+
+def iter_frame_segments(
+    fh: BinaryIO, *, path: str = "", piece: int, dictionary: bytes | None = None
+) -> Iterator[Segment]:
+    """The data frames of ``fh`` from its position as reader segments, a frame's data handed on
+    in pieces of about ``piece`` bytes, so a frame of any size is read in bounded memory.
+    Damage comes out as a segment that says why, and reading goes on at the next frame magic.
+    ``dictionary`` is used until a dictionary frame at the start says otherwise."""
+    source = _Input(fh)
+    offset = fh.tell()
+    decompressor = _decompressor(dictionary)
+    first = True
+    while source.want(1):
+        started = source.taken
+        kind = Kind.START
+        held: bytes | None = None  # the last piece read, handed on once the next one is known
+        try:
+            if not source.want(8):
+                raise RecordError("file ends inside a frame header", path=path, offset=offset)
+            magic = int.from_bytes(source.buf[:4], "little")
+            if magic & _SKIPPABLE_MASK == _SKIPPABLE_BASE or magic != ZSTD_FRAME_MAGIC:
+                offset, decompressor, first, _ = _next_frame(
+                    source, offset, decompressor, first, path, 0
+                )
+                continue
+            first = False
+            pieces = _frame_pieces(source, decompressor, 1 << 62, path, offset, piece)
+            while True:
+                try:
+                    data = next(pieces)
+                except StopIteration as done:
+                    assert held is not None
+                    yield Segment(offset, offset + done.value, held, kind)
+                    offset += done.value
+                    break
+                if held is not None:
+                    yield Segment(offset, -1, held, kind)
+                    kind = Kind.INNER
+                held = data
+        except RecordError as exc:
+            _skip_to_magic(source)
+            skipped = source.taken - started
+            yield Segment(offset, offset + skipped, held or b"", kind, exc.reason)
+            offset += skipped
+            first = False
 
 
 def read_dictionary(fh: BinaryIO) -> bytes | None:
@@ -279,6 +353,15 @@ class ZstdRecordCompressor:
     def compress(self, record: bytes) -> bytes:
         """One complete zstd frame holding ``record``."""
         return self._compressor.compress(record)
+
+    def compress_pieces(self, pieces: Iterable[bytes], size: int) -> Iterator[bytes]:
+        """One complete zstd frame holding a record of ``size`` bytes given in pieces."""
+        compressor = self._compressor.compressobj(size=size)
+        for piece in pieces:
+            out = compressor.compress(piece)
+            if out:
+                yield out
+        yield compressor.flush()
 
 
 def train_dictionary(samples: Sequence[bytes], size: int = 110 * 1024) -> bytes:

@@ -1,0 +1,63 @@
+"""A record's block kept on disk while it is read, written and digested.
+
+The reader streams a block longer than ``reader.SPILL_BYTES`` into an anonymous temporary file
+(in ``TMPDIR``) as it is read, so no record, however large, is ever held in memory whole; the
+writers and digests read it back a MiB at a time.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+
+__all__ = ["SpilledBlock"]
+
+_SPILL_CHUNK = 1 << 20
+
+
+class SpilledBlock:
+    """A record's block held in an anonymous temporary file (gone when this object is)."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile(prefix="warcdeboil-block-")  # noqa: SIM115
+        self.size = 0
+
+    def __del__(self) -> None:
+        self._file.close()  # the file is gone with the block (closing an anonymous file deletes it)
+
+    def write(self, data: bytes | memoryview) -> None:
+        self._file.seek(self.size)
+        self._file.write(data)
+        self.size += len(data)
+
+    def head(self, size: int) -> bytes:
+        """The first ``size`` bytes."""
+        self._file.seek(0)
+        return self._file.read(size)
+
+    def chunks(self, size: int = _SPILL_CHUNK) -> Iterator[bytes]:
+        """The block in pieces of ``size`` bytes, from its start."""
+        position = 0
+        while position < self.size:
+            self._file.seek(position)
+            chunk = self._file.read(min(size, self.size - position))
+            if not chunk:
+                raise OSError(f"temporary file of a record ends at {position} of {self.size}")
+            position += len(chunk)
+            yield chunk
+
+    def region(self, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+        """(offset from ``start``, bytes) pieces of the file between ``start`` and ``end``,
+        past the block's current size too (see reader._RecordParser._push_back)."""
+        position = start
+        while position < end:
+            self._file.seek(position)
+            chunk = self._file.read(min(_SPILL_CHUNK, end - position))
+            if not chunk:
+                raise OSError(f"temporary file of a record ends at {position} of {end}")
+            yield position - start, chunk
+            position += len(chunk)
+
+    def read_all(self) -> bytes:
+        """The whole block in memory (for code that needs it whole: small enough by then)."""
+        return b"".join(self.chunks())
