@@ -169,7 +169,8 @@ def test_a_media_record_over_a_gib_goes_through_in_bounded_memory(
         return
     out = next(tmp_path.iterdir())
     records = list(iter_records(out))
-    media = records[1]
+    assert records[0].rec_type == "warcinfo"  # the output's own (see Provenance)
+    media = records[2]
     assert media.get("WARC-Block-Digest") == digest == block_digest(media)
     assert media.block_size == GIANT and media.spill is not None
     assert media.addressable  # its own gzip member or zstd frame
@@ -201,7 +202,8 @@ def test_a_declared_4_gib_block_in_a_small_file_ends_where_its_bytes_do(
               else "record is truncated")
     assert summary["problems"] == {reason: 1}
     assert summary["pages"] == int(followed)
-    kept = list(iter_records(tmp_path / "out" / "liar.warc.gz"))
+    info, *kept = iter_records(tmp_path / "out" / "liar.warc.gz")  # the output's warcinfo first
+    assert info.rec_type == "warcinfo"
     assert len(kept) == 1 + followed and all(r.error is None for r in kept)
     survivor = kept[0]
     assert survivor.block_size == real and survivor.get("Content-Length") == str(real)
@@ -308,7 +310,7 @@ def test_a_record_above_the_spill_size_is_carried_unchanged(tmp_path: Path, code
     assert (tally.records, tally.cleaned, tally.carried) == (3, 2, 1)
     assert not tally.problems
     out = tmp_path / "out" / src.name
-    media = list(iter_records(out))[1]
+    media = list(iter_records(out))[2]  # after the output's warcinfo and the first page
     assert media.spill is not None and media.block_size == size
     assert media.get("WARC-Block-Digest") == digest == block_digest(media)
     original = list(iter_records(src))[1]
@@ -373,10 +375,12 @@ def test_a_page_above_the_spill_size_is_cleaned_or_carried_by_the_page_limit(
     if max_page_mb == 16:  # too large: carried as it is, with the reason
         assert (tally.cleaned, tally.carried) == (1, 1)
         assert dict(tally.problems) == {"payload is too large": 1}
-        assert out.read_bytes()[: len(block)] == src.read_bytes()[: len(block)]
+        info = next(iter_records(out))  # the output's warcinfo, then the page as it was
+        start = info.offset + info.length
+        assert out.read_bytes()[start : start + len(block)] == src.read_bytes()[: len(block)]
     else:  # within the limit: read into memory and cleaned like any page
         assert (tally.cleaned, tally.carried, dict(tally.problems)) == (2, 0, {})
-        cleaned = next(iter_records(out))
+        cleaned = list(iter_records(out))[1]  # after the output's warcinfo
         assert cleaned.get("WARC-Block-Digest") == block_digest(cleaned)
         assert b"a word or two" in cleaned.block_head(1 << 20)
 
