@@ -187,22 +187,28 @@ def test_content_mode_with_warc_output_is_a_usage_error(crawl: Path, tmp_path: P
 # -- empty inputs ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("content", [b"", b"\0" * (10 << 20), b"\r\n  \r\n"],
-                         ids=["zero bytes", "10 MB of NUL", "blank lines"])
+NO_RECORD = "no WARC or ARC record in the input"
+
+
+@pytest.mark.parametrize(("content", "reason", "stretches"), [
+    (b"", NO_RECORD, 0),
+    (b"\0" * (10 << 20), "no record header", 1),  # a stretch of NUL bytes, skipped and told
+    (b"\r\n  \r\n", NO_RECORD, 0),
+], ids=["zero bytes", "10 MB of NUL", "blank lines"])
 def test_an_input_without_records_is_a_problem_and_the_run_goes_on(
-    crawl: Path, tmp_path: Path, content: bytes
+    crawl: Path, tmp_path: Path, content: bytes, reason: str, stretches: int
 ) -> None:
     (crawl / "empty.warc").write_bytes(content)
     result = _clean(str(crawl), "-o", str(tmp_path / "out"), "--json")
     assert result.exit_code == 3, result.output
     summary = json.loads(result.stdout)
-    assert summary["problems"] == {"no WARC or ARC record in the input": 1}
+    assert summary["problems"] == {reason: 1}
     assert summary["pages"] == 11 + 4
     for file in summary["files"]:
         assert file["records"] == file["cleaned"] + file["carried"] + file["skipped"]
     (empty,) = [f for f in summary["files"] if f["path"].endswith("empty.warc")]
-    assert empty["records"] == 0
-    assert empty["problems"] == {"no WARC or ARC record in the input": 1}
+    assert (empty["records"], empty["skipped"]) == (stretches, stretches)
+    assert empty["problems"] == {reason: 1}
 
 
 @pytest.mark.parametrize("fmt", ["warc", "jsonl"])
@@ -218,7 +224,7 @@ def test_apply_alone_counts_an_input_without_records(
     result = runner.invoke(app, ["apply", str(tmp_path / "new"), "-o", str(tmp_path / "out"),
                                  "--profiles", str(tmp_path / "p"), "-f", fmt, "-j", "1"])
     assert result.exit_code == 3
-    assert "no WARC or ARC record in the input" in result.stderr
+    assert NO_RECORD in result.stderr
 
 
 # -- names: distinct by construction, honest, valid UTF-8 --------------------------------------

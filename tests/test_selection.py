@@ -322,17 +322,7 @@ def test_the_local_engine_reads_only_the_selected_byte_ranges(
     monkeypatch.undo()
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["records"] == 17
-    for path in sorted((tmp_path / "out").iterdir()):
-        # Its own warcinfo first, then the full run's records (their link to it blanked).
-        info, *records = iter_records(path)
-        (full_info, *_) = iter_records(full / path.name)
-        assert info.rec_type == full_info.rec_type == "warcinfo"
-        got = [_unlinked(r, info.record_id) for r in records]
-        ids = {r.record_id for r in records}
-        expected = [_unlinked(r, full_info.record_id) for r in iter_records(full / path.name)
-                    if r.record_id in ids]
-        assert got == expected
-        assert len(got) == len(_expected_spans()[path.name])
+    _assert_chosen_records_as_in(tmp_path / "out", full)
     for name, spans in _expected_spans().items():
         # Every byte read is in a chosen record, or among the 8 that tell the codec.
         allowed = [(0, 8)] + [(offset, offset + length) for offset, length in spans]
@@ -416,9 +406,13 @@ def test_spark_selected_warc_records_are_cleaned_as_in_the_full_run(spark, tmp_p
     sites = SiteFilter.load(str(write_sites(tmp_path / "sites.txt")))
     run_spark([f"file://{CRAWL}"], str(tmp_path / "out"), Options(), session=spark,
               select=(str(index), sites))
-    for path in sorted((tmp_path / "out").iterdir()):
-        # Each output has its own warcinfo (dated by its first record), which its cleaned
-        # records name: the rest is the full run's records, byte for byte.
+    _assert_chosen_records_as_in(tmp_path / "out", full)
+
+
+def _assert_chosen_records_as_in(out: Path, full: Path) -> None:
+    """Each output holds its own warcinfo (dated by its first record), which its cleaned records
+    name, then exactly the chosen records of the full run's output, byte for byte."""
+    for path in sorted(out.iterdir()):
         info, *records = iter_records(path)
         (full_info, *_) = iter_records(full / path.name)
         assert info.rec_type == full_info.rec_type == "warcinfo"
