@@ -287,6 +287,7 @@ def write(crawl: Crawl, out: Path) -> tuple[Path, Path]:
                 warc_headers_dict={"WARC-Record-ID": page["record_id"],
                                    "WARC-Date": page["date"]})
             writer.write_record(record)
+            record.raw_stream.close()  # warcio spools the payload to a temporary file
     groups: dict[str, list[str]] = defaultdict(list)
     for page in crawl.pages:
         groups[page["group"]].append(page["record_id"])

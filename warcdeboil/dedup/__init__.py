@@ -26,6 +26,7 @@ from .groups import (
 from .lsh import (
     BANDS,
     CONFIRM_THRESHOLD,
+    MAX_BUCKET_KEPT,
     ROWS,
     LshParams,
     candidate_pairs,
@@ -40,6 +41,7 @@ from .shingles import SHINGLE_WORDS, shingle_hashes, tokens
 __all__ = [
     "BANDS",
     "CONFIRM_THRESHOLD",
+    "MAX_BUCKET_KEPT",
     "NUM_PERM",
     "ROWS",
     "SHINGLE_WORDS",
