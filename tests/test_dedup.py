@@ -30,6 +30,7 @@ from warcdeboil.dedup import (
     candidate_pairs,
     candidate_pairs_in_memory,
     choose_keeper,
+    confirms,
     detection_probability,
     duplicate_groups,
     error_rates,
@@ -319,3 +320,21 @@ def test_generated_crawl_truth_is_what_the_benchmark_reads(tmp_path: Path) -> No
             original = by_group[row["group"]][0]
             assert pages[number].digest != pages[original].digest
     assert all(kinds[pair] for pair in truth)
+
+
+def test_contained_copy_is_a_duplicate_and_half_an_article_is_not(tmp_path: Path) -> None:
+    """A print copy (the article without the comments the original keeps) is confirmed by
+    containment below the Jaccard threshold; page 2 (the second half) is contained but too small."""
+    rng = np.random.default_rng(9)
+    article = _words(rng, 600)
+    comments = _words(rng, 260)
+    original = " ".join(article + comments)
+    printed = " ".join(article)
+    page_two = " ".join(article[300:])
+    assert 0.55 < _jaccard(original, printed) < CONFIRM_THRESHOLD
+    pages = [PageText(0, "http://a.com/s", original), PageText(1, "http://a.com/s/print", printed),
+             PageText(2, "http://a.com/s?page=2", page_two)]
+    groups = list(duplicate_groups(pages, tmp_path))
+    assert [(g.keep, g.drop) for g in groups] == [(0, (1,))]
+    assert confirms(0.6, 700, 1000) and not confirms(0.6, 1000, 1000)
+    assert not confirms(0.45, 300, 600)  # wholly contained, but only half the size

@@ -26,12 +26,15 @@ from .groups import (
 from .lsh import (
     BANDS,
     CONFIRM_THRESHOLD,
+    CONTAINED_JACCARD,
+    CONTAINMENT,
     MAX_BUCKET_KEPT,
     ROWS,
     LshParams,
     candidate_pairs,
     candidate_pairs_in_memory,
     confirmed_pairs,
+    confirms,
     detection_probability,
     error_rates,
 )
@@ -41,6 +44,8 @@ from .shingles import SHINGLE_WORDS, shingle_hashes, tokens
 __all__ = [
     "BANDS",
     "CONFIRM_THRESHOLD",
+    "CONTAINED_JACCARD",
+    "CONTAINMENT",
     "MAX_BUCKET_KEPT",
     "NUM_PERM",
     "ROWS",
@@ -56,6 +61,7 @@ __all__ = [
     "candidate_pairs_in_memory",
     "choose_keeper",
     "confirmed_pairs",
+    "confirms",
     "detection_probability",
     "duplicate_groups",
     "error_rates",

@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from .groups import Copy, DuplicateGroup, UnionFind, choose_keeper, exact_groups, group_members
-from .lsh import LshParams, candidate_pairs
+from .lsh import LshParams, candidate_pairs, confirms
 from .minhash import MinHasher
+from .shingles import shingle_hashes
 from .spill import DEFAULT_RUN_ITEMS
 
 __all__ = ["DedupStats", "PageText", "duplicate_groups"]
@@ -71,10 +72,15 @@ def duplicate_groups(pages: Sequence[PageText], work_dir: Path, *,
             stats.exact_pairs += union.union(members[0], other)
     signatures = np.lib.format.open_memmap(work_dir / "signatures.npy", mode="w+",
                                            dtype=np.uint32, shape=(size, hasher.num_perm))
+    # Shingles a page, repeats included (a near-exact count of the set for prose, without the
+    # cost of a sort): what the containment test needs.
+    sizes = np.lib.format.open_memmap(work_dir / "sizes.npy", mode="w+", dtype=np.int64,
+                                      shape=(size,))
     with_text = []
     for page in pages:
-        signature = hasher.text_signature(page.text)
-        signatures[page.page] = signature
+        shingles = shingle_hashes(page.text)
+        signatures[page.page] = hasher.signature(shingles)
+        sizes[page.page] = len(shingles)
         if page.text.strip():
             with_text.append(page.page)
         else:
@@ -86,7 +92,7 @@ def duplicate_groups(pages: Sequence[PageText], work_dir: Path, *,
             continue
         stats.candidates += 1
         agree = np.count_nonzero(signatures[first] == signatures[second]) / width
-        if agree >= params.threshold:
+        if confirms(agree, int(sizes[first]), int(sizes[second]), params):
             stats.confirmed += 1
             union.union(first, second)
 
@@ -96,6 +102,6 @@ def duplicate_groups(pages: Sequence[PageText], work_dir: Path, *,
 
     for members in group_members(union, work_dir, run_items=run_items):
         yield choose_keeper(members, copy_of)
-    del signatures
-    for name in ("signatures.npy", "parents.npy"):
+    del signatures, sizes
+    for name in ("signatures.npy", "sizes.npy", "parents.npy"):
         (work_dir / name).unlink(missing_ok=True)

@@ -42,6 +42,8 @@ _PIECE = re.compile(f"[{_UNSPACED}]|[^{_UNSPACED}]+")
 # that has been through the HTML parser, which turns &nbsp; into U+00A0: kept inside words).
 _SPACE = np.zeros(256, dtype=bool)
 _SPACE[list(b" \t\n\r\x0b\x0c")] = True
+_MAY_BE_UNSPACED = np.zeros(256, dtype=bool)
+_MAY_BE_UNSPACED[0xE0:0xF5] = True
 _WORD_BASE = np.uint64(0x100000001B3)  # odd, so invertible modulo 2**64 (FNV's prime)
 _WORD_BASE_INVERSE = np.uint64(pow(0x100000001B3, -1, 2**64))
 # Mixes the hashes of the words of a shingle by position: odd 64-bit constants (arithmetic wraps).
@@ -71,9 +73,12 @@ def word_hashes(text: str) -> np.ndarray:
     cut by :func:`tokens` and re-joined with spaces, which gives them the same hashes.
     """
     lowered = text.lower()
-    if not lowered.isascii() and _HAS_UNSPACED(lowered):
-        lowered = " ".join(tokens(lowered))
     data = np.frombuffer(lowered.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    # Only a text with the lead byte of a 3- or 4-byte sequence can hold an unspaced script:
+    # a table look-up over the bytes is cheaper than the regular expression over the text.
+    if _MAY_BE_UNSPACED[data].any() and _HAS_UNSPACED(lowered):
+        lowered = " ".join(tokens(lowered))
+        data = np.frombuffer(lowered.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     inside = ~_SPACE[data]
     if not inside.any():
         return np.empty(0, dtype=np.uint64)
