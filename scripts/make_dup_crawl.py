@@ -26,7 +26,9 @@ negatives
                     introductions;
   ``id-param``      articles at ``article.php?id=N``: URLs differing only in a relevant
                     parameter;
-  ``page-2``        ``?page=2`` of a long article: its second half, in the site's template.
+  ``page-2``        ``?page=2`` of a long article (6 paragraphs, 300 words or more): its
+                    second half by characters, in the site's template (bare when the
+                    article's element cannot be found in any long article of the site).
 """
 
 from __future__ import annotations
@@ -262,14 +264,21 @@ def build(archive: Path, seed: int = SEED, sites: int = 16) -> Crawl:
                 if body is not None:
                     url = f"http://{host}/section/{section}"
                     crawl.add(url, body, f"{site}#index-{section}", "index")
-        long_articles = [p for p in pages if len(p.paragraphs) >= 8]
-        if long_articles:
-            article = long_articles[0]
-            body = with_content(article, paragraphs_html(second_half(article.paragraphs)))
-            if body is not None:
-                sep = "&" if "?" in article.url else "?"
-                crawl.add(f"{article.url}{sep}page=2", body, f"{group_of[article.url]}-p2",
-                          "page-2")
+        # Long: what a site would cut in pages (6 paragraphs and 300 words at least). Page 2 is
+        # in the site's template where the article's element can be found, else bare.
+        long_articles = [p for p in pages
+                         if len(p.paragraphs) >= 6 and len(p.gold.split()) >= 300]
+        for article in long_articles:
+            rest = second_half(article.paragraphs)
+            body = with_content(article, paragraphs_html(rest))
+            if body is None and article is not long_articles[-1]:
+                continue
+            if body is None:
+                body = f"<html><body>{paragraphs_html(rest)}</body></html>"
+            sep = "&" if "?" in article.url else "?"
+            crawl.add(f"{article.url}{sep}page=2", body, f"{group_of[article.url]}-p2",
+                      "page-2")
+            break
     return crawl
 
 
