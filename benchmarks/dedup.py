@@ -11,6 +11,8 @@ that are true / predicted pairs, recall = true pairs predicted / true pairs. Met
 - ``warcdeboil``: :func:`warcdeboil.dedup.duplicate_groups` on each page's text after
   :class:`warcdeboil.api.Deboiler` removed its site's template (fit on the crawl itself), with
   payload digests for the exact path;
+- ``warcdeboil-content``: the same search on each page's main content (``Mode.CONTENT``):
+  what is left around the article after template removal is what content mode drops;
 - ``warcdeboil-raw``: the same search on the page's whole text (no template removal): what the
   template removal is worth;
 - ``datasketch``: MinHash LSH (datasketch, 128 permutations, threshold 0.7, 5-word shingles) on
@@ -42,6 +44,7 @@ from selectolax.lexbor import LexborHTMLParser
 from warcio.archiveiterator import ArchiveIterator
 
 from warcdeboil.api import Deboiler
+from warcdeboil.apply import Mode
 from warcdeboil.dedup import (
     CONFIRM_THRESHOLD,
     DedupStats,
@@ -179,9 +182,12 @@ def evaluate(crawl_dir: Path) -> dict[str, dict[str, object]]:
     pages = read_crawl(crawl_dir / "dup-crawl.warc.gz")
     truth, kinds = truth_pairs(crawl_dir / "truth.json", pages)
     cleaned = [page.text for page in Deboiler().fit_transform([(p.url, p.html) for p in pages])]
+    content = [page.text for page in Deboiler(mode=Mode.CONTENT).fit_transform(
+        [(p.url, p.html) for p in pages])]
     raw = [page_text(p.html) for p in pages]
     methods: dict[str, Callable[[], set[Pair]]] = {
         "warcdeboil": lambda: ours(pages, cleaned),
+        "warcdeboil-content": lambda: ours(pages, content),
         "warcdeboil-raw": lambda: ours(pages, raw),
         "datasketch": lambda: datasketch_pairs(raw),
         "maybedont": lambda: maybedont_pairs(pages, raw),
