@@ -1,0 +1,340 @@
+"""Duplicate detection (warcdeboil.dedup): signatures, LSH over an external sort, groups, the
+keep rule, the exact path, unspaced scripts on real pages, and the generated evaluation crawl."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+from conftest import ROOT, shared_file
+
+from warcdeboil.dedup import (
+    BANDS,
+    CONFIRM_THRESHOLD,
+    MAX_BUCKET_KEPT,
+    ROWS,
+    Copy,
+    DedupStats,
+    LshParams,
+    MinHasher,
+    PageText,
+    UnionFind,
+    candidate_pairs,
+    candidate_pairs_in_memory,
+    choose_keeper,
+    confirms,
+    detection_probability,
+    duplicate_groups,
+    error_rates,
+    estimate_jaccard,
+    exact_groups,
+    group_members,
+    keep_order,
+    shingle_hashes,
+    tokens,
+)
+from warcdeboil.dedup.spill import SortedSpill
+
+
+def _words(rng: np.random.Generator, count: int) -> list[str]:
+    return [f"w{n}" for n in rng.integers(0, 50_000, size=count)]
+
+
+def _jaccard(first: str, second: str) -> float:
+    a, b = set(shingle_hashes(first).tolist()), set(shingle_hashes(second).tolist())
+    return len(a & b) / len(a | b)
+
+
+# --- signatures -------------------------------------------------------------------------------
+
+def test_signatures_are_the_same_in_another_process() -> None:
+    text = "Der schnelle braune Fuchs springt über den faulen Hund, 你好世界 " * 7
+    here = MinHasher(seed=7).text_signature(text).tobytes().hex()
+    code = ("import sys; from warcdeboil.dedup import MinHasher; "
+            "sys.stdout.write(MinHasher(seed=7).text_signature(sys.argv[1]).tobytes().hex())")
+    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(ROOT)}
+    there = subprocess.run([sys.executable, "-c", code, text], env=env, check=True,
+                           capture_output=True, text=True).stdout
+    assert there == here
+    assert MinHasher(seed=8).text_signature(text).tobytes().hex() != here
+
+
+def test_shingles_follow_word_order_and_lower_case() -> None:
+    assert np.array_equal(np.unique(shingle_hashes("A b c d e f")),
+                          np.unique(shingle_hashes("a B C D E F")))
+    assert not set(shingle_hashes("a b c d e f").tolist()) & set(
+        shingle_hashes("f e d c b a").tolist())
+    assert len(shingle_hashes("")) == 0 and len(shingle_hashes(" \n\t")) == 0
+    assert len(shingle_hashes("one two")) == 1  # shorter than a shingle: one of all its words
+
+
+@pytest.mark.parametrize("target", [0.2, 0.5, 0.7, 0.9])
+def test_estimated_jaccard_is_within_its_standard_error(target: float) -> None:
+    """Pairs of known true Jaccard: the mean estimate within 3 standard errors of the mean, and
+    every single estimate within 5 of its own (fixed seeds: the test is deterministic)."""
+    rng = np.random.default_rng(int(target * 100))
+    hasher = MinHasher(seed=3)
+    errors = []
+    for _ in range(40):
+        base = _words(rng, 400)
+        # Replace a run of words so that shingle Jaccard lands near the target.
+        cut = int(len(base) * (1 - target) / (1 + target))
+        start = int(rng.integers(0, len(base) - cut))
+        other = base[:start] + _words(rng, cut) + base[start + cut :]
+        first, second = " ".join(base), " ".join(other)
+        true = _jaccard(first, second)
+        estimate = estimate_jaccard(hasher.text_signature(first), hasher.text_signature(second))
+        sigma = np.sqrt(true * (1 - true) / hasher.num_perm)
+        assert abs(estimate - true) <= 5 * sigma + 1e-9
+        errors.append(estimate - true)
+    assert abs(np.mean(errors)) <= 3 * np.sqrt(target * (1 - target) / 128 / 40) + 0.01
+
+
+# --- unspaced scripts, on real pages ------------------------------------------------------
+
+def _chinese_texts() -> list[str]:
+    """The text of the Chinese pages of a real crawl in ../shared/warcs (chatnoir's sample)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    from warcdeboil.api import Deboiler
+
+    path = shared_file("warcs", "chatnoir-eu__chatnoir-resiliparse__warcfile.warc.gz")
+    pages = []
+    with open(path, "rb") as fh:
+        for record in ArchiveIterator(fh):
+            if record.rec_type == "response":
+                url = record.rec_headers.get_header("WARC-Target-URI")
+                pages.append((url, record.content_stream().read()))
+    texts = [page.text for page in Deboiler().transform(pages)]
+    return [t for t in texts if sum("\u4e00" <= c <= "\u9fff" for c in t) > 300]
+
+
+def test_chinese_pages_are_shingled_by_character() -> None:
+    texts = _chinese_texts()
+    assert len(texts) >= 2
+    first, second = texts[0], texts[1]
+    words = tokens(first)
+    han = [w for w in words if len(w) == 1 and "\u4e00" <= w <= "\u9fff"]
+    assert len(han) > 300  # each Han character a word of its own
+    assert len(shingle_hashes(first)) > 5 * len(first.split())  # splitting on spaces alone: few
+    # The page with one sentence of it changed is still a near duplicate; the other page is not.
+    hasher = MinHasher()
+    cut = len(first) // 2
+    edited = first[:cut] + "这是一个完全不同的新句子。" + first[cut + 10 :]
+    assert estimate_jaccard(hasher.text_signature(first),
+                            hasher.text_signature(edited)) >= CONFIRM_THRESHOLD
+    assert _jaccard(first, edited) >= CONFIRM_THRESHOLD
+    assert estimate_jaccard(hasher.text_signature(first), hasher.text_signature(second)) < 0.2
+
+
+# --- banding ------------------------------------------------------------------------------
+
+def test_error_rates_are_the_documented_ones() -> None:
+    from warcdeboil.dedup import lsh
+
+    false_positive, false_negative = error_rates()
+    assert round(false_positive, 3) == 0.458 and f"{false_negative:.1e}" == "8.0e-06"
+    assert "0.458" in (lsh.__doc__ or "") and "8.0e-6" in (lsh.__doc__ or "")
+    # Against a plain trapezoid integral of the S-curve.
+    grid = np.linspace(0, CONFIRM_THRESHOLD, 200_001)
+    curve = 1 - (1 - grid**ROWS) ** BANDS
+    trapezoid = float(np.sum((curve[1:] + curve[:-1]) / 2) * (grid[1] - grid[0]))
+    assert false_positive == pytest.approx(trapezoid / CONFIRM_THRESHOLD, rel=1e-6)
+    assert error_rates(0.9, bands=16, rows=8)[1] > false_negative  # fewer bands miss more
+
+
+@pytest.mark.parametrize("similarity", [0.3, 0.5, 0.7])
+def test_s_curve_matches_simulated_banding(similarity: float) -> None:
+    """Signatures agreeing in each position with probability s collide in some band as often
+    as 1-(1-s^r)^b says (4 standard errors, 20 000 trials, fixed seed)."""
+    rng = np.random.default_rng(5)
+    trials = 20_000
+    agree = rng.random((trials, BANDS, ROWS)) < similarity
+    observed = float(np.mean(agree.all(axis=2).any(axis=1)))
+    expected = detection_probability(similarity)
+    assert abs(observed - expected) <= 4 * np.sqrt(expected * (1 - expected) / trials) + 1e-4
+
+
+def _planted_signatures(seed: int) -> list[tuple[int, np.ndarray]]:
+    """Random signatures, some near copies of others, and one bucket larger than the cap."""
+    rng = np.random.default_rng(seed)
+    signatures = [rng.integers(0, 2**32, size=128, dtype=np.uint32) for _ in range(300)]
+    for page in range(100, 200):
+        copy = signatures[int(rng.integers(0, 100))].copy()
+        changed = rng.integers(0, 128, size=int(rng.integers(0, 60)))
+        copy[changed] = rng.integers(0, 2**32, size=len(changed), dtype=np.uint32)
+        signatures[page] = copy
+    for page in range(200, 200 + MAX_BUCKET_KEPT + 8):
+        signatures[page] = signatures[0].copy()
+    order = rng.permutation(len(signatures))  # pages arrive in no particular order
+    return [(int(page), signatures[page]) for page in order]
+
+
+@pytest.mark.parametrize("run_items", [1, 97, 1_000_000])
+def test_external_sort_lsh_gives_the_in_memory_pairs(tmp_path: Path, run_items: int) -> None:
+    signatures = _planted_signatures(11)
+    stats: dict[str, int] = {}
+    found = list(candidate_pairs(signatures, tmp_path, run_items=run_items, stats=stats))
+    reference = candidate_pairs_in_memory(signatures)
+    assert set(found) == reference
+    assert all(a < b for a, b in found)
+    assert len(reference) > 100  # the planted copies are found
+    assert stats["peak_items"] <= run_items
+    assert stats["runs"] == -(-len(signatures) * BANDS // run_items)
+    assert list(tmp_path.iterdir()) == []  # run files removed once merged
+
+
+def test_spill_never_holds_more_than_its_run(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    keys = [bytes(rng.integers(0, 256, size=6, dtype=np.uint8)) for _ in range(1000)]
+    spill = SortedSpill(tmp_path, run_items=64, fan_in=4)  # intermediate merges too
+    for key in keys:
+        spill.add(key, key)
+    assert list(spill.sorted()) == sorted(keys)
+    assert spill.peak_items == 64 and spill.runs == 16
+    assert not any(tmp_path.rglob("*.run")) and not any(tmp_path.rglob("*.merge"))
+
+
+def test_lsh_params_are_checked() -> None:
+    with pytest.raises(ValueError, match="threshold"):
+        LshParams(threshold=0.0)
+    with pytest.raises(ValueError, match="banding needs"):
+        list(candidate_pairs([(0, np.zeros(64, dtype=np.uint32))], Path("unused")))
+
+
+# --- groups, keep rule, exact path --------------------------------------------------------
+
+def test_keep_rule_most_text_then_earliest_then_shortest_url() -> None:
+    copies = [
+        Copy(0, "http://a.com/story?utm_source=feed", 2000, "2024-03-01T00:00:00Z"),
+        Copy(1, "https://www.a.com/story/", 2000, "2024-03-01T00:00:00Z"),
+        Copy(2, "http://a.com/story", 2000, "2024-03-01T00:00:00Z"),
+        Copy(3, "http://a.com/print/story", 1500, "2023-01-01T00:00:00Z"),  # less text
+        Copy(4, "http://mirror.net/a.com/story", 2000, ""),  # date unknown: after known ones
+    ]
+    by_page = {c.page: c for c in copies}
+    for order in itertools.permutations(copies):
+        group = choose_keeper([c.page for c in order], by_page.__getitem__)
+        assert group.keep == 2 and group.drop == (0, 1, 3, 4)
+    earlier = Copy(5, "http://z.org/a/very/long/url/of/the/original", 2000, "2024-02-01")
+    assert min([*copies, earlier], key=keep_order) == earlier
+
+
+def test_union_find_on_disk_and_its_groups(tmp_path: Path) -> None:
+    union = UnionFind(12, tmp_path / "parents.npy")
+    for a, b in [(3, 7), (7, 9), (10, 2), (5, 5), (9, 3)]:
+        union.union(a, b)
+    assert union.find(9) == 3 and union.find(10) == 2
+    groups = list(group_members(union, tmp_path / "g", run_items=2))
+    assert groups == [[2, 10], [3, 7, 9]]
+
+
+def test_exact_groups_by_payload_digest(tmp_path: Path) -> None:
+    bodies = [b"<p>a</p>", b"<p>b</p>", b"<p>a</p>", b"<p>c</p>", b"<p>b</p>", b"<p>a</p>"]
+    digests = [(page, hashlib.sha1(body).digest()) for page, body in enumerate(bodies)]
+    # Groups come in digest order; each lists its pages ascending.
+    assert sorted(exact_groups(digests, tmp_path, run_items=2)) == [[0, 2, 5], [1, 4]]
+    with pytest.raises(ValueError, match="digest of 3 bytes"):
+        list(exact_groups([(0, b"abcd"), (1, b"abc")], tmp_path))
+
+
+def test_duplicate_groups_end_to_end(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    story = " ".join(_words(rng, 300))
+    updated = story + " " + " ".join(_words(rng, 20))  # one paragraph added
+    other = " ".join(_words(rng, 300))
+    pages = [
+        PageText(0, "http://a.com/s?utm_source=x", story, "2024-05-01", b"d1"),
+        PageText(1, "http://a.com/s", story, "2024-05-01", b"d1"),
+        PageText(2, "http://a.com/other", other, "2024-05-01", b"d2"),
+        PageText(3, "http://b.org/copy", updated, "2024-06-01", b"d3"),
+        PageText(4, "http://a.com/empty1", "", "", b"e1"),
+        PageText(5, "http://a.com/empty2", "", "", b"e2"),  # empty texts are not near copies
+        PageText(6, "http://a.com/same-bytes", "", "", b"e1"),  # but equal payloads are copies
+    ]
+    stats = DedupStats()
+    groups = list(duplicate_groups(pages, tmp_path, stats=stats, run_items=5))
+    assert [(g.keep, g.drop) for g in groups] == [(3, (0, 1)), (4, (6,))]
+    assert stats.exact_pairs == 2 and stats.skipped_empty == 3 and stats.confirmed == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- the generated evaluation crawl --------------------------------------------------------
+
+def _load(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_generated_crawl_truth_is_what_the_benchmark_reads(tmp_path: Path) -> None:
+    archive = shared_file("eval", "dragnet.warc.gz")
+    generator = _load("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
+    benchmark = _load("dedup_benchmark", ROOT / "benchmarks" / "dedup.py")
+    generator.main([str(archive), "--out", str(tmp_path)])
+    first = (tmp_path / "dup-crawl.warc.gz").read_bytes()
+    generator.main([str(archive), "--out", str(tmp_path)])
+    assert (tmp_path / "dup-crawl.warc.gz").read_bytes() == first  # reproducible
+
+    pages = benchmark.read_crawl(tmp_path / "dup-crawl.warc.gz")
+    truth, kinds = benchmark.truth_pairs(tmp_path / "truth.json", pages)
+    import json
+
+    rows = json.loads((tmp_path / "truth.json").read_text(encoding="utf-8"))
+    assert [p["record_id"] for p in rows["pages"]] == [p.record_id for p in pages]
+    by_group: dict[str, list[int]] = {}
+    for number, row in enumerate(rows["pages"]):
+        by_group.setdefault(row["group"], []).append(number)
+        assert pages[number].url == row["url"] and pages[number].date == row["date"]
+    expected = {pair for members in by_group.values()
+                for pair in itertools.combinations(members, 2)}
+    assert truth == expected
+    every_kind = {row["kind"].split(":")[0] for row in rows["pages"]}
+    assert every_kind == {"original", "id-param", "url-variant", "print", "mirror", "syndicated",
+                          "updated", "index", "page-2"}
+    # Positives are in a group with their original; negatives are alone.
+    for row in rows["pages"]:
+        size = len(by_group[row["group"]])
+        if row["kind"] in ("index", "page-2"):
+            assert size == 1
+        elif row["kind"] not in ("original", "id-param"):
+            assert size >= 2
+    # URL variants without a session id are byte-for-byte copies: the exact path's case.
+    for number, row in enumerate(rows["pages"]):
+        if row["kind"] in ("url-variant:utm", "url-variant:www"):
+            original = by_group[row["group"]][0]
+            assert pages[number].digest == pages[original].digest
+        if row["kind"] == "url-variant:sid":
+            original = by_group[row["group"]][0]
+            assert pages[number].digest != pages[original].digest
+    assert all(kinds[pair] for pair in truth)
+
+
+def test_contained_copy_is_a_duplicate_and_half_an_article_is_not(tmp_path: Path) -> None:
+    """A print copy (the article without the comments the original keeps) is confirmed by
+    containment below the Jaccard threshold; page 2 (the second half) is contained but too small."""
+    rng = np.random.default_rng(9)
+    article = _words(rng, 600)
+    comments = _words(rng, 260)
+    original = " ".join(article + comments)
+    printed = " ".join(article)
+    page_two = " ".join(article[300:])
+    assert 0.55 < _jaccard(original, printed) < CONFIRM_THRESHOLD
+    pages = [PageText(0, "http://a.com/s", original), PageText(1, "http://a.com/s/print", printed),
+             PageText(2, "http://a.com/s?page=2", page_two)]
+    groups = list(duplicate_groups(pages, tmp_path))
+    assert [(g.keep, g.drop) for g in groups] == [(0, (1,))]
+    assert confirms(0.6, 700, 1000) and not confirms(0.6, 1000, 1000)
+    assert not confirms(0.45, 300, 600)  # wholly contained, but only half the size

@@ -1,0 +1,74 @@
+"""Duplicate detection over a whole run (library; the pipeline stage is to come).
+
+Near duplicates are found on each page's text *after* its site's template is removed:
+
+- :mod:`.shingles` turns text into 64-bit shingle hashes (word 5-grams; each character of a
+  script written without spaces — Chinese, Japanese, Thai… — counts as one word);
+- :mod:`.minhash` reduces the shingles to a fixed-length MinHash signature (numpy, vectorised);
+- :mod:`.lsh` bands the signatures and finds candidate pairs with an external sort of the band
+  keys (sorted runs on disk, k-way merge, as :mod:`warcdeboil.index` does), then confirms each
+  pair by its estimated Jaccard similarity;
+- :mod:`.groups` joins confirmed pairs (and exact duplicates: equal payload digests) with a
+  union-find and picks the page each group keeps;
+- :mod:`.detect` runs the whole search over a set of pages (:func:`duplicate_groups`).
+"""
+
+from .detect import DedupStats, PageText, duplicate_groups
+from .groups import (
+    Copy,
+    DuplicateGroup,
+    UnionFind,
+    choose_keeper,
+    exact_groups,
+    group_members,
+    keep_order,
+)
+from .lsh import (
+    BANDS,
+    CONFIRM_THRESHOLD,
+    CONTAINED_JACCARD,
+    CONTAINMENT,
+    MAX_BUCKET_KEPT,
+    ROWS,
+    LshParams,
+    candidate_pairs,
+    candidate_pairs_in_memory,
+    confirmed_pairs,
+    confirms,
+    detection_probability,
+    error_rates,
+)
+from .minhash import NUM_PERM, MinHasher, estimate_jaccard
+from .shingles import SHINGLE_WORDS, shingle_hashes, tokens
+
+__all__ = [
+    "BANDS",
+    "CONFIRM_THRESHOLD",
+    "CONTAINED_JACCARD",
+    "CONTAINMENT",
+    "MAX_BUCKET_KEPT",
+    "NUM_PERM",
+    "ROWS",
+    "SHINGLE_WORDS",
+    "Copy",
+    "DedupStats",
+    "DuplicateGroup",
+    "LshParams",
+    "MinHasher",
+    "PageText",
+    "UnionFind",
+    "candidate_pairs",
+    "candidate_pairs_in_memory",
+    "choose_keeper",
+    "confirmed_pairs",
+    "confirms",
+    "detection_probability",
+    "duplicate_groups",
+    "error_rates",
+    "estimate_jaccard",
+    "exact_groups",
+    "group_members",
+    "keep_order",
+    "shingle_hashes",
+    "tokens",
+]

@@ -1,0 +1,136 @@
+"""Shingles: the set of overlapping word n-grams of a text, as 64-bit hashes.
+
+Words are what ``str.split`` separates, lower-cased. Scripts written without spaces between words
+(Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) would make a whole sentence one "word", so
+each of their characters is a word of its own: a shingle of such text is then a character
+n-gram, which is what near-duplicate detection for those languages uses when no word-splitter is
+at hand. Hangul is written with spaces and stays word-based.
+
+>>> tokens("Hello, World! 你好，世界")
+['hello,', 'world!', '你', '好', '，', '世', '界']
+>>> len(shingle_hashes("one two three four five six"))  # two 5-word shingles
+2
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+__all__ = ["SHINGLE_WORDS", "shingle_hashes", "tokens", "word_hashes"]
+
+# Words per shingle. 5 is the usual choice for near-duplicate web pages (Broder's w-shingles use
+# 4-10): short enough that one changed word spoils at most 5 shingles, long enough that two
+# unrelated texts share almost none. For Chinese or Japanese a 5-character shingle is about two
+# or three words.
+SHINGLE_WORDS = 5
+
+# One character of a script without word spaces, or a run of other word characters.
+_UNSPACED = (
+    "\u0e00-\u0eff"  # Thai, Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1780-\u17ff"  # Khmer
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
+    "\U00020000-\U0002fa1f"  # Han, supplementary planes
+)
+_HAS_UNSPACED = re.compile(f"[{_UNSPACED}]").search
+# Within a whitespace-separated word: one unspaced character, or a run of anything else.
+_PIECE = re.compile(f"[{_UNSPACED}]|[^{_UNSPACED}]+")
+# ASCII whitespace: the bytes that separate words (str.split's Unicode spaces are rare in text
+# that has been through the HTML parser, which turns &nbsp; into U+00A0: kept inside words).
+_SPACE = np.zeros(256, dtype=bool)
+_SPACE[list(b" \t\n\r\x0b\x0c")] = True
+_MAY_BE_UNSPACED = np.zeros(256, dtype=bool)
+_MAY_BE_UNSPACED[0xE0:0xF5] = True
+_WORD_BASE = np.uint64(0x100000001B3)  # odd, so invertible modulo 2**64 (FNV's prime)
+_WORD_BASE_INVERSE = np.uint64(pow(0x100000001B3, -1, 2**64))
+# Mixes the hashes of the words of a shingle by position: odd 64-bit constants (arithmetic wraps).
+_MIX = np.array(
+    [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+     0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x94D049BB133111EB, 0xBF58476D1CE4E5B9],
+    dtype=np.uint64,
+)
+
+
+def tokens(text: str) -> list[str]:
+    """The whitespace-separated words of ``text``, lower-cased, punctuation kept (two copies of a
+    text split alike, which is all duplicate detection needs, and ``str.split`` is fast); a word
+    with characters of an unspaced script is cut into those characters and the runs between."""
+    words = text.lower().split()
+    if text.isascii() or not _HAS_UNSPACED(text):
+        return words
+    return [piece for word in words
+            for piece in (_PIECE.findall(word) if _HAS_UNSPACED(word) else (word,))]
+
+
+def word_hashes(text: str) -> np.ndarray:
+    """A 64-bit hash of each word of ``text`` (as :func:`tokens` splits it), in order.
+
+    Vectorised over the UTF-8 bytes: a word's hash is the polynomial ``sum((byte+1) * M**j)``
+    over its bytes (arithmetic modulo 2**64), then mixed. Words of unspaced scripts are first
+    cut by :func:`tokens` and re-joined with spaces, which gives them the same hashes.
+    """
+    lowered = text.lower()
+    data = np.frombuffer(lowered.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    # Only a text with the lead byte of a 3- or 4-byte sequence can hold an unspaced script:
+    # a table look-up over the bytes is cheaper than the regular expression over the text.
+    if _MAY_BE_UNSPACED[data].any() and _HAS_UNSPACED(lowered):
+        lowered = " ".join(tokens(lowered))
+        data = np.frombuffer(lowered.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    inside = ~_SPACE[data]
+    if not inside.any():
+        return np.empty(0, dtype=np.uint64)
+    positions = np.flatnonzero(inside)
+    # A word starts where a byte inside follows a space (or the text's start).
+    starts_mask = np.empty(len(positions), dtype=bool)
+    starts_mask[0] = True
+    starts_mask[1:] = positions[1:] != positions[:-1] + 1
+    starts = np.flatnonzero(starts_mask)
+    powers = _powers(len(data))
+    terms = (data[positions].astype(np.uint64) + np.uint64(1)) * powers[0][positions]
+    sums = np.add.reduceat(terms, starts)
+    # Divide out M**(offset of the word's first byte): multiply by the inverse power.
+    hashes = sums * powers[1][positions[starts]]
+    return _avalanche(hashes)
+
+
+def _powers(length: int) -> tuple[np.ndarray, np.ndarray]:
+    """M**i and M**-i modulo 2**64, i < length (numpy's unsigned products wrap)."""
+    ones = np.ones(length, dtype=np.uint64)
+    forward = np.cumprod(np.concatenate(([np.uint64(1)], ones[1:] * _WORD_BASE)))
+    backward = np.cumprod(np.concatenate(([np.uint64(1)], ones[1:] * _WORD_BASE_INVERSE)))
+    return forward, backward
+
+
+def _avalanche(values: np.ndarray) -> np.ndarray:
+    """A bijective mix of 64-bit values (splitmix64's finaliser), in place."""
+    values ^= values >> np.uint64(30)
+    values *= np.uint64(0xBF58476D1CE4E5B9)
+    values ^= values >> np.uint64(27)
+    values *= np.uint64(0x94D049BB133111EB)
+    values ^= values >> np.uint64(31)
+    return values
+
+
+def shingle_hashes(text: str, width: int = SHINGLE_WORDS) -> np.ndarray:
+    """The 64-bit hashes of the ``width``-word shingles of ``text`` (uint64, in text order;
+    a shingle that occurs twice is there twice: MinHash does not mind, ``np.unique`` gives the set).
+
+    A text of fewer words than ``width`` is one shingle of all its words; an empty text has
+    none. Hashes are stable across processes and machines.
+    """
+    if width < 1 or width > len(_MIX):
+        raise ValueError(f"shingle width must be 1..{len(_MIX)}, not {width}")
+    words = word_hashes(text)
+    if not len(words):
+        return words
+    span = min(width, len(words))
+    count = len(words) - span + 1
+    mixed = words[:count] * _MIX[0]
+    for position in range(1, span):
+        mixed ^= words[position : position + count] * _MIX[position]
+    # xor of products is order-sensitive (each position has its own multiplier); a final mix
+    # spreads the bits so that the min-hashes downstream are uniform.
+    return _avalanche(mixed)

@@ -1,0 +1,76 @@
+"""An external sort of small fixed records: sorted runs spilled to disk, then a k-way merge.
+
+The runs use the frame of :mod:`warcdeboil.index` (``<II`` key and payload lengths, key, payload)
+and are merged by its :func:`~warcdeboil.index.merge_runs`, so the fan-in limit and the
+intermediate merges are the index's. Memory: at most ``run_items`` records are held before a
+spill, plus one record per open run during the merge.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..index import MAX_FAN_IN, merge_runs
+
+__all__ = ["DEFAULT_RUN_ITEMS", "SortedSpill"]
+
+_FRAME = struct.Struct("<II")  # as warcdeboil.index writes its runs
+# Records held before a spill: ~1M records of ~40 bytes each (with Python overhead ~100 MB).
+DEFAULT_RUN_ITEMS = 1 << 20
+
+
+class SortedSpill:
+    """Collects ``(key, payload)`` records; :meth:`sorted` yields payloads in key order.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     spill = SortedSpill(Path(tmp), run_items=2)
+    ...     for word in ("pear", "apple", "fig"):
+    ...         spill.add(word.encode(), word.encode())
+    ...     [p.decode() for p in spill.sorted()], spill.runs, spill.peak_items
+    (['apple', 'fig', 'pear'], 2, 2)
+    """
+
+    def __init__(self, directory: Path, *, run_items: int = DEFAULT_RUN_ITEMS,
+                 fan_in: int = MAX_FAN_IN, prefix: str = "spill") -> None:
+        self.directory = Path(directory)
+        self.run_items = max(1, run_items)
+        self.fan_in = fan_in
+        self.prefix = prefix
+        self.runs = 0
+        self.peak_items = 0  # the most records ever held in memory at once
+        self._pending: list[tuple[bytes, bytes]] = []
+        self._paths: list[Path] = []
+
+    def add(self, key: bytes, payload: bytes) -> None:
+        self._pending.append((key, payload))
+        self.peak_items = max(self.peak_items, len(self._pending))
+        if len(self._pending) >= self.run_items:
+            self._spill()
+
+    def _spill(self) -> None:
+        if not self._pending:
+            return
+        self._pending.sort()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / f"{self.prefix}-r{self.runs:06d}.run"
+        with open(path, "wb") as out:
+            for key, payload in self._pending:
+                out.write(_FRAME.pack(len(key), len(payload)))
+                out.write(key)
+                out.write(payload)
+        self._paths.append(path)
+        self.runs += 1
+        self._pending = []
+
+    def sorted(self) -> Iterator[bytes]:
+        """Every payload added, in key order; the run files are removed once read."""
+        self._spill()
+        try:
+            yield from merge_runs(self._paths, fan_in=self.fan_in)
+        finally:
+            for path in self._paths:
+                path.unlink(missing_ok=True)
+            self._paths = []
