@@ -297,6 +297,26 @@ def test_resume_after_a_kill_between_an_output_and_its_links_file(
     assert {p.name: p.read_bytes() for p in out.iterdir()} == expected
 
 
+def test_a_uri_that_is_not_utf8_is_relinked(tmp_path: Path, write_archive) -> None:
+    """A URI holding a byte that is not UTF-8 (kept as read) finds its original all the same."""
+    news = _responses("news.example", 3)
+    odd = "http://news.example/caf\udce9"  # the byte 0xE9 alone, as the reader keeps it
+    headers, block = news[2]
+    news[2] = [(k, odd if k == "WARC-Target-URI" else v) for k, v in headers], block
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    # Found by WARC-Refers-To-Target-URI (the odd one) and the digest.
+    write_archive(inputs / "a.warc.gz", [_revisit(news[2], "http://mirror.example/copy",
+                                                   refers=False)], Codec.GZIP)
+    write_archive(inputs / "b.warc.gz", news, Codec.GZIP)
+    clean([inputs], tmp_path / "out", Options(workers=1))
+    revisit = list(iter_records(tmp_path / "out" / "a.warc.gz"))[1]
+    page = next(r for r in iter_records(tmp_path / "out" / "b.warc.gz") if r.target_uri == odd)
+    assert page.get(SOURCE_FIELD) == dict(news[2][0])["WARC-Record-ID"]
+    assert revisit.get("WARC-Refers-To") == page.record_id
+    assert revisit.get("WARC-Payload-Digest") == page.get("WARC-Payload-Digest")
+
+
 def test_apply_alone_relinks_across_its_inputs(tmp_path: Path, write_archive) -> None:
     inputs, _ = _two_inputs(tmp_path, write_archive, Codec.GZIP)
     clean([inputs], tmp_path / "full", Options(workers=1), work_dir=tmp_path / "work")

@@ -12,11 +12,12 @@ are copied as they are (one gzip member or zstd frame per record), the revisit's
 are changed (its block is not), and the output is replaced atomically.
 
 Which cleaned record a revisit is pointed at does not depend on the workers or the engine: one
-of its own output first (the first in the file), else the first in the first output by name.
+of its own output first (the first below it), else the first in the first output by name.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -41,8 +42,6 @@ _COPY_CHUNK = 1 << 20
 def links_name(output_name: str) -> str:
     """The file name (no suffix) of an output's links files: its name relative to the output
     directory, made flat."""
-    import hashlib
-
     return hashlib.sha1(output_name.encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -86,11 +85,12 @@ class LinkLog:
 
 
 def _line(fh: io.TextIOBase, value: object) -> None:
-    fh.write(json.dumps(value, ensure_ascii=False) + "\n")
+    # ASCII JSON: a URI's undecodable bytes (surrogate escapes) come back as they were.
+    fh.write(json.dumps(value) + "\n")
 
 
 def lines(path: Path) -> Iterator[list[Any]]:
-    with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+    with open(path, encoding="ascii") as fh:
         for line in fh:
             yield json.loads(line)
 
@@ -113,11 +113,11 @@ def relink(outputs: Sequence[tuple[str, Path, Path]], database: Path) -> list[Pa
     try:
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
-        db.execute("CREATE TABLE cleaned (key TEXT, rank INTEGER, ord INTEGER, "
+        db.execute("CREATE TABLE cleaned (key BLOB, rank INTEGER, ord INTEGER, "
                    "new_id TEXT, new_digest TEXT)")
         for rank, (_, _, base) in enumerate(present):
             db.executemany("INSERT INTO cleaned VALUES (?, ?, ?, ?, ?)", (
-                (key, rank, line[0], line[2], line[3])
+                (_blob(key), rank, line[0], line[2], line[3])
                 for line in lines(_with(base, CLEANED_SUFFIX))
                 for key in line[1]
             ))
@@ -163,13 +163,18 @@ def _with(base: Path, suffix: str) -> Path:
     return base.with_name(base.name + suffix)
 
 
+def _blob(key: str) -> bytes:
+    """A key as SQLite stores it: bytes, as a URI may hold bytes that are not UTF-8."""
+    return key.encode("utf-8", "surrogateescape")
+
+
 def _lookup(db: sqlite3.Connection, keys: Sequence[str], rank: int) -> tuple[str, str] | None:
     """The cleaned record a revisit's keys find, first key first: one of its own output
     (``rank``) before those of others, the first of an output before later ones."""
     for key in keys:
         row = db.execute(
             "SELECT new_id, new_digest FROM cleaned WHERE key = ? "
-            "ORDER BY rank <> ?, rank, ord LIMIT 1", (key, rank)).fetchone()
+            "ORDER BY rank <> ?, rank, ord LIMIT 1", (_blob(key), rank)).fetchone()
         if row is not None:
             return str(row[0]), str(row[1])
     return None
