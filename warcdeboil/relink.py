@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 from .compression import Codec
 from .errors import InputError, WarcDeboilError
 from .provenance import Fields, cleaned_keys, field, pointed_at, revisit_keys
-from .reader import WarcRecord, iter_records, open_archive, read_record_at
+from .reader import WarcRecord, iter_records, iter_spans, open_archive
 from .writer import AtomicFile, WarcWriter, serialise
 
 __all__ = ["LinkLog", "lines", "links_name", "patch_output", "relink"]
@@ -234,16 +234,16 @@ def patch_output(output: Path, revisits: Sequence[Revisit]) -> list[tuple[int, i
 
 def _read_at(output: Path, places: Sequence[tuple[int, int]],
              ids: Sequence[str]) -> list[WarcRecord] | None:
-    """The records at ``places``, or None when one of them is not the revisit named there."""
+    """The records at ``places`` (the file opened once), or None when one of them is not the
+    revisit named there."""
     records = []
-    for (offset, length), rid in zip(places, ids, strict=True):
-        try:
-            record = read_record_at(output, offset, length)
-        except WarcDeboilError:
-            return None
-        if record.record_id != rid or record.rec_type != "revisit":
-            return None
-        records.append(record)
+    try:
+        for record, rid in zip(iter_spans(output, places), ids, strict=True):
+            if record.error is not None or record.record_id != rid or record.rec_type != "revisit":
+                return None
+            records.append(record)
+    except WarcDeboilError:
+        return None
     return records
 
 
