@@ -13,12 +13,13 @@ from conftest import http_response, shared_file, site_pages, warc_record, warcio
 from warcio.archiveiterator import ArchiveIterator
 from warcio.indexer import Indexer
 
-from warcdeboil import __version__
+from warcdeboil import __version__, pipeline
+from warcdeboil import relink as relink_module
 from warcdeboil.apply import OutputFormat
 from warcdeboil.compression import Codec
 from warcdeboil.fit import FitParams
 from warcdeboil.names import escape_name
-from warcdeboil.pipeline import Options, clean
+from warcdeboil.pipeline import Options, apply_profiles, clean, discover_inputs
 from warcdeboil.provenance import SOURCE_FIELD, Revisits
 from warcdeboil.reader import WarcRecord, iter_records, read_record_at
 from warcdeboil.writer import sha1_digest
@@ -150,20 +151,181 @@ def test_revisits_point_at_the_cleaned_record_and_digest(revisited: Path,
     after = list(iter_records(output))[1:]
     changed = [(old, new) for old, new in zip(before, after, strict=True)
                if old.rec_type == "revisit" and old.to_bytes() != new.to_bytes()]
-    assert len(changed) == 3  # not the PNG's, nor the one before its original
+    assert len(changed) == 4  # not the PNG's; the one before its original too
     for old, new in changed:
         assert new.record_id == old.record_id and new.block == old.block
         assert new.get("WARC-Payload-Digest") != old.get("WARC-Payload-Digest")
-    early = after[1]
-    assert early.rec_type == "revisit" and early.to_bytes() == before[1].to_bytes()
-    with pytest.raises(KeyError):  # the documented limit: a revisit before its original
-        _assert_revisits_resolve(output)
-    trimmed = tmp_path / "trimmed.warc"
-    with open(trimmed, "wb") as fh:
-        for record in after[:1] + after[2:]:
-            fh.write(record.to_bytes())
-    assert _assert_revisits_resolve(trimmed) == 4
+    early = after[1]  # before its original: pointed at it once the file was written
+    assert early.rec_type == "revisit" and early.to_bytes() != before[1].to_bytes()
+    assert early.get("WARC-Refers-To") == after[9].record_id  # blog[2], cleaned
+    assert _assert_revisits_resolve(output) == 5
     assert warcio_check(output) == (0, "")
+
+
+def _two_inputs(tmp_path: Path, write_archive, codec: Codec) -> tuple[Path, list[Record]]:
+    """``a``: pages of a site, one of them revisited later in the same file; ``b``: revisits of
+    ``a``'s pages (by id, by URL and digest, from another URL) and pages of its own site."""
+    news, blog = _responses("news.example", 4), _responses("blog.example", 3)
+    ext = {Codec.GZIP: ".warc.gz", Codec.NONE: ".warc", Codec.ZSTD: ".warc.zst"}[codec]
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    write_archive(inputs / f"a{ext}", [*news, _revisit(news[3])], codec)
+    write_archive(inputs / f"b{ext}", [
+        _revisit(news[0]), *blog, _revisit(news[1], refers=False),
+        _revisit(news[2], "http://mirror.example/copy", refers=False), _revisit(blog[0]),
+    ], codec)
+    return inputs, news
+
+
+def _run_replay_index(outputs: list[Path]) -> dict[tuple[str, str], tuple[Path, dict[str, str]]]:
+    """URL + payload digest -> (output, warcio's index line) of every response of all outputs."""
+    return {(r["warc-target-uri"], r.get("warc-payload-digest", "")): (path, r)
+            for path in outputs for r in _warcio_index(path) if r["warc-type"] == "response"}
+
+
+def _assert_run_revisits_resolve(outputs: list[Path], *, by_id: bool = True) -> int:
+    """Every identical-payload-digest revisit of every output names a response of some output,
+    by URL and payload digest and (``by_id``) by id, as warcio indexes them; read back at its
+    offset. The number of revisits."""
+    index = _run_replay_index(outputs)
+    count = 0
+    for path in outputs:
+        for revisit in _warcio_index(path):
+            if revisit["warc-type"] != "revisit":
+                continue
+            uri = revisit.get("warc-refers-to-target-uri") or revisit["warc-target-uri"]
+            where, original = index[(uri, revisit["warc-payload-digest"])]
+            named = revisit.get("warc-refers-to")
+            assert named == original["warc-record-id"] or (not by_id and named is None)
+            record = read_record_at(where, int(original["offset"]), int(original["length"]))
+            assert record.record_id == original["warc-record-id"]
+            assert record.get("WARC-Payload-Digest") == revisit["warc-payload-digest"]
+            count += 1
+    return count
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_revisits_follow_pages_cleaned_in_another_input(tmp_path: Path, write_archive,
+                                                        workers: int) -> None:
+    inputs, news = _two_inputs(tmp_path, write_archive, Codec.GZIP)
+    # Before: b's revisits of a's pages resolve in the inputs, by warcio's index.
+    assert _assert_run_revisits_resolve(sorted(inputs.iterdir()), by_id=False) == 5
+    clean([inputs], tmp_path / "out", Options(workers=workers))
+    outputs = sorted((tmp_path / "out").iterdir())
+    assert [p.name for p in outputs] == ["a.warc.gz", "b.warc.gz"]
+    assert _assert_run_revisits_resolve(outputs) == 5
+    for path in outputs:
+        assert warcio_check(path) == (0, "")
+    # Only b's revisits changed in b; its other records are copied byte for byte.
+    source = list(iter_records(inputs / "b.warc.gz"))
+    written = list(iter_records(outputs[1]))[1:]
+    for old, new in zip(source, written, strict=True):
+        if old.rec_type == "revisit" and old.target_uri.startswith("http://blog"):
+            assert new.to_bytes() != old.to_bytes()  # its original (in b) was cleaned
+        elif old.rec_type == "revisit":
+            assert new.record_id == old.record_id and new.block == old.block
+            assert new.get("WARC-Refers-To") != old.get("WARC-Refers-To")
+        else:
+            assert new.get(SOURCE_FIELD) == old.record_id
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.ZSTD])
+def test_relinked_outputs_are_the_same_for_any_workers(tmp_path: Path, write_archive,
+                                                       codec: Codec) -> None:
+    inputs, _ = _two_inputs(tmp_path, write_archive, codec)
+    options = {"zstd_dictionary": True} if codec is Codec.ZSTD else {}
+    runs = []
+    for workers in (1, 2):
+        out = tmp_path / f"out{workers}"
+        clean([inputs], out, Options(workers=workers, **options))
+        runs.append({p.name: p.read_bytes() for p in out.iterdir()})
+        records = [r for p in sorted(out.iterdir()) for r in iter_records(p)]
+        cleaned = {r.record_id: r.get("WARC-Payload-Digest") for r in records
+                   if r.get(SOURCE_FIELD)}
+        revisits = [r for r in records if r.rec_type == "revisit"]
+        assert len(revisits) == 5
+        for revisit in revisits:
+            assert cleaned[revisit.get("WARC-Refers-To")] == revisit.get("WARC-Payload-Digest")
+    assert runs[0] == runs[1]
+
+
+def test_resume_relinks_outputs_written_before(tmp_path: Path, write_archive,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run ended after writing its outputs, before pointing revisits across them: --resume
+    writes the missing output and relinks the one it skips too."""
+    inputs, _ = _two_inputs(tmp_path, write_archive, Codec.GZIP)
+    clean([inputs], tmp_path / "full", Options(workers=1))
+    expected = {p.name: p.read_bytes() for p in (tmp_path / "full").iterdir()}
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    out, work = tmp_path / "out", tmp_path / "work"
+    with monkeypatch.context() as patch:
+        patch.setattr(pipeline, "relink", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            clean([inputs], out, Options(workers=1), work_dir=work)
+    assert (out / "b.warc.gz").read_bytes() != expected["b.warc.gz"]  # not yet relinked
+    (out / "a.warc.gz").unlink()
+    summary = clean([inputs], out, Options(workers=1), work_dir=work, resume=True)
+    assert summary.resumed == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == expected
+    # Once more: nothing is left to do, and nothing changes.
+    clean([inputs], out, Options(workers=1), work_dir=work, resume=True)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == expected
+
+
+def test_resume_after_a_kill_between_an_output_and_its_links_file(
+        tmp_path: Path, write_archive, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed after an output was relinked, before its links file said where its records moved:
+    the next relink finds its revisits by id and leaves the output as it is."""
+    inputs, _ = _two_inputs(tmp_path, write_archive, Codec.GZIP)
+    clean([inputs], tmp_path / "full", Options(workers=1))
+    expected = {p.name: p.read_bytes() for p in (tmp_path / "full").iterdir()}
+
+    def killed(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    out, work = tmp_path / "out", tmp_path / "work"
+    with monkeypatch.context() as patch:
+        patch.setattr(relink_module, "_rewrite", killed)
+        with pytest.raises(KeyboardInterrupt):
+            clean([inputs], out, Options(workers=1), work_dir=work)
+    assert (out / "b.warc.gz").read_bytes() == expected["b.warc.gz"]  # relinked, links stale
+    (out / "a.warc.gz").unlink()
+    clean([inputs], out, Options(workers=1), work_dir=work, resume=True)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == expected
+
+
+def test_a_uri_that_is_not_utf8_is_relinked(tmp_path: Path, write_archive) -> None:
+    """A URI holding a byte that is not UTF-8 (kept as read) finds its original all the same."""
+    news = _responses("news.example", 3)
+    odd = "http://news.example/caf\udce9"  # the byte 0xE9 alone, as the reader keeps it
+    headers, block = news[2]
+    news[2] = [(k, odd if k == "WARC-Target-URI" else v) for k, v in headers], block
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    # Found by WARC-Refers-To-Target-URI (the odd one) and the digest.
+    write_archive(inputs / "a.warc.gz", [_revisit(news[2], "http://mirror.example/copy",
+                                                   refers=False)], Codec.GZIP)
+    write_archive(inputs / "b.warc.gz", news, Codec.GZIP)
+    clean([inputs], tmp_path / "out", Options(workers=1))
+    revisit = list(iter_records(tmp_path / "out" / "a.warc.gz"))[1]
+    page = next(r for r in iter_records(tmp_path / "out" / "b.warc.gz") if r.target_uri == odd)
+    assert page.get(SOURCE_FIELD) == dict(news[2][0])["WARC-Record-ID"]
+    assert revisit.get("WARC-Refers-To") == page.record_id
+    assert revisit.get("WARC-Payload-Digest") == page.get("WARC-Payload-Digest")
+
+
+def test_apply_alone_relinks_across_its_inputs(tmp_path: Path, write_archive) -> None:
+    inputs, _ = _two_inputs(tmp_path, write_archive, Codec.GZIP)
+    clean([inputs], tmp_path / "full", Options(workers=1), work_dir=tmp_path / "work")
+    found = discover_inputs([inputs])
+    apply_profiles(found, tmp_path / "out", tmp_path / "work" / "profiles", Options(workers=2))
+    outputs = sorted((tmp_path / "out").iterdir())
+    assert _assert_run_revisits_resolve(outputs) == 5
+    assert [p.read_bytes() for p in outputs] == [
+        p.read_bytes() for p in sorted((tmp_path / "full").iterdir())]
 
 
 def test_each_output_opens_with_its_own_warcinfo(revisited: Path, tmp_path: Path) -> None:
@@ -320,6 +482,20 @@ def test_spark_writes_the_same_provenance(spark, revisited: Path, tmp_path: Path
     run_spark([str(revisited)], str(tmp_path / "spark"), Options(format=fmt), session=spark)
     local = {p.name: p.read_bytes() for p in (tmp_path / "local").iterdir()}
     assert local and {p.name: p.read_bytes() for p in (tmp_path / "spark").iterdir()} == local
+
+
+@pytest.mark.spark
+def test_spark_relinks_revisits_across_inputs_as_locally(spark, tmp_path: Path,
+                                                        write_archive) -> None:
+    from warcdeboil.spark import run_spark
+
+    inputs, _ = _two_inputs(tmp_path, write_archive, Codec.GZIP)
+    clean([inputs], tmp_path / "local", Options(workers=2))
+    # Through fsspec (local://), as to s3://: the output relinked is downloaded and put back.
+    run_spark([str(inputs)], f"local://{tmp_path / 'spark'}", Options(), session=spark)
+    local = {p.name: p.read_bytes() for p in (tmp_path / "local").iterdir()}
+    assert {p.name: p.read_bytes() for p in (tmp_path / "spark").iterdir()} == local
+    assert _assert_run_revisits_resolve(sorted((tmp_path / "spark").iterdir())) == 5
 
 
 def test_jsonl_is_unchanged_by_provenance(revisited: Path, tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 One output file per input, records in the input's order. ``warc`` opens with its own warcinfo
 and carries every record; records that are not cleaned HTML pages keep their bytes (copied
 compressed when the codec is unchanged), but for revisits of a page cleaned above them (see
-:mod:`.provenance`). ``text`` writes a warcinfo, then one WET-style ``conversion`` record per
+:mod:`.provenance`); the revisits it cannot resolve, and its cleaned pages, go to its links files
+for :mod:`.relink`. ``text`` writes a warcinfo, then one WET-style ``conversion`` record per
 page; ``jsonl`` one object per page.
 
 :func:`apply_file` serves both engines: profiles come from a lookup function (the local engine's
@@ -48,6 +49,7 @@ from .profiles import ProfileReader
 from .provenance import SOURCE_FIELD, Revisits, cleaned_headers, derived_id, field, warcinfo_record
 from .reader import Span, WarcRecord, iter_selected, open_archive
 from .recompress import carry_record, write_repaired
+from .relink import LinkLog
 from .scan import UNADDRESSABLE, no_records, record_problem
 from .sitekey import SiteKeyer, SiteKeyMode
 from .tally import Tally
@@ -127,6 +129,7 @@ class ApplyJob:
     spans: Sequence[Span] | None = None  # only the records at these (offset, length); None: all
     problems_logged: bool = False  # pass 1 read the same records and logged their problems
     settings: tuple[tuple[str, str], ...] = ()  # options named in the output's warcinfo
+    links: str | None = None  # WARC output: where its links files go (see relink.LinkLog)
 
     @property
     def structure(self) -> bool:
@@ -172,19 +175,31 @@ def _apply(
     try:
         with AtomicFile(Path(job.output)) as out:
             sink = _make_sink(job, out, in_codec, source)
-            if job.page_store is not None and job.format is not OutputFormat.WARC:
-                # Text outputs need only what pass 1 stored: the archive is not read again.
-                for entry in iter_page_store(Path(job.page_store)):
-                    _emit(entry, None, None, keyer, lookup, sink, tally, job.mode)
-                    if meter is not None:  # pages only: the records between count at the end
-                        meter.record(entry.offset, entry.length)
-            else:
-                _apply_records(job, keyer, lookup, sink, tally, meter)
-            sink.close()
+            try:
+                _fill(job, sink, keyer, lookup, tally, meter)
+            except BaseException:
+                sink.discard()
+                raise
     finally:
         source.close()
         if store is not None:
             store.close()
+
+
+def _fill(
+    job: ApplyJob, sink: _Sink, keyer: SiteKeyer, lookup: ProfileLookup | None, tally: Tally,
+    meter: Meter | None,
+) -> None:
+    """Every record (or stored page) of the input through ``sink``, which is then closed."""
+    if job.page_store is not None and job.format is not OutputFormat.WARC:
+        # Text outputs need only what pass 1 stored: the archive is not read again.
+        for entry in iter_page_store(Path(job.page_store)):
+            _emit(entry, None, None, keyer, lookup, sink, tally, job.mode)
+            if meter is not None:  # pages only: the records between count at the end
+                meter.record(entry.offset, entry.length)
+    else:
+        _apply_records(job, keyer, lookup, sink, tally, meter)
+    sink.close()
 
 
 def _apply_records(
@@ -360,6 +375,9 @@ class _Sink(ABC):
     def close(self) -> None:
         """Flush what is buffered."""
 
+    def discard(self) -> None:
+        """The output will not be kept: drop what was written beside it."""
+
 
 def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) -> _Sink:
     dictionary = None
@@ -369,7 +387,8 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
         dictionary = _train_on(job.path, job.spans)
     names = (os.path.basename(job.path.rstrip("/")), os.path.basename(job.output), job.settings)
     if job.format is OutputFormat.WARC:
-        return _WarcSink(out, job.codec, in_codec, source, dictionary, names)
+        links = LinkLog(Path(job.links)) if job.links else None
+        return _WarcSink(out, job.codec, in_codec, source, dictionary, names, links)
     if job.format is OutputFormat.TEXT:
         return _TextSink(out, job.codec, dictionary, names)
     return _JsonlSink(out, job.codec, job.path, markdown=job.format is OutputFormat.MARKDOWN)
@@ -408,8 +427,10 @@ class _WarcSink(_Sink):
 
     def __init__(
         self, out: BinaryIO, codec: Codec, in_codec: Codec, source: BinaryIO,
-        dictionary: bytes | None, names: _Names,
+        dictionary: bytes | None, names: _Names, links: LinkLog | None = None,
     ) -> None:
+        self._out = out
+        self._links = links  # what relink needs once every output is written
         self._writer = WarcWriter(out, codec, zstd_dictionary=dictionary)
         # Records are copied compressed, byte for byte, when the codec does not change (zstd
         # frames may depend on the input's dictionary, so they are always re-encoded).
@@ -431,6 +452,12 @@ class _WarcSink(_Sink):
         if self._warcinfo_id is None:  # an input without a record still gets its warcinfo
             self._warcinfo_id = _warcinfo(
                 self._writer, self._names, _WARC_DESCRIPTION, None, "", "WARC/1.0")
+        if self._links is not None:
+            self._links.close()
+
+    def discard(self) -> None:
+        if self._links is not None:
+            self._links.discard()
 
     def carry(self, record: WarcRecord) -> None:
         if record.rec_type == "revisit":
@@ -438,6 +465,14 @@ class _WarcSink(_Sink):
             if resolved is not None:  # it revisits a page cleaned above: point it there
                 self._writer.write(record.version, resolved, record.block)
                 return
+            if self._links is not None:  # perhaps cleaned later, or in another output
+                start = self._out.tell()
+                self._carry_one(record)
+                self._links.unresolved(record.headers, start, self._out.tell() - start)
+                return
+        self._carry_one(record)
+
+    def _carry_one(self, record: WarcRecord) -> None:
         # A record without its CRLFCRLF is written framed afresh, its bytes otherwise the same.
         if (self._copy_raw and record.addressable and record.length > 0 and record.framed
                 and not record.converted and self._copy(record.offset, record.length)):
@@ -493,6 +528,8 @@ class _WarcSink(_Sink):
             rebuilt, record.record_id, field(rebuilt, "WARC-Block-Digest") or "", self._warcinfo_id
         )
         self._revisits.add(record.headers, new)
+        if self._links is not None:
+            self._links.cleaned(record.headers, new)
         self._writer.write(record.version, new, block)
 
 

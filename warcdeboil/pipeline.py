@@ -41,6 +41,7 @@ from .plan import (
 from .profiles import ProfileWriter, profile_path
 from .provenance import run_settings
 from .reader import Span
+from .relink import links_name, relink
 from .scan import ScanJob, ScanSpec, scan_file
 from .selection import SiteFilter, read_selection, selected_files
 from .signals import Interrupted, held, ignore_signals_in_worker
@@ -571,13 +572,28 @@ def apply_profiles(
     *,
     page_stores: Sequence[Path] | None = None,
     spans: Sequence[Sequence[Span]] | None = None,
+    links_dir: Path | None = None,
+    written: Sequence[tuple[Path, Path]] = (),
 ) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
     ``page_stores`` (one per input, from :func:`build_index` over the same inputs) spare text
     outputs a second parse; without them every page is analysed again here. With ``spans`` (one
     sequence per input), only the records at those (offset, length) are read.
+
+    WARC output: revisits are then pointed at pages cleaned in any output of ``inputs`` and
+    ``written`` (inputs whose output an earlier run wrote, --resume) by :func:`.relink.relink`,
+    from the links files in ``links_dir`` (a temporary directory when None).
     """
+    if options.format is OutputFormat.WARC and links_dir is None:
+        links = Path(tempfile.mkdtemp(prefix="warcdeboil-links-"))
+        try:
+            return apply_profiles(inputs, out_dir, profiles_dir, options, progress,
+                                  page_stores=page_stores, spans=spans, links_dir=links,
+                                  written=written)
+        finally:
+            with held():
+                shutil.rmtree(links, ignore_errors=True)
     partitions = options.partitions
     site_key = options.site_key
     fitted: FitParams | None = None
@@ -592,6 +608,12 @@ def apply_profiles(
     planned = plan_outputs(inputs, out_dir, options.format, options.compress)
     check_writable(out_dir)
     jobs = []
+    linked = []  # (output name, output, links base) of every output relink looks at
+    if options.format is OutputFormat.WARC and links_dir is not None:
+        everything = [*planned, *plan_outputs(written, out_dir, options.format, options.compress)]
+        for plan in everything:
+            name = plan.output.relative_to(out_dir).as_posix()
+            linked.append((name, plan.output, links_dir / links_name(name)))
     for i, plan in enumerate(planned):
         jobs.append(ApplyJob(
             str(plan.path), str(plan.output), options.format,
@@ -599,6 +621,7 @@ def apply_profiles(
             options.limits, str(page_stores[i]) if page_stores is not None else None,
             options.zstd_dictionary, options.fail_fast, options.effective_mode,
             spans[i] if spans is not None else None, settings=settings,
+            links=str(linked[i][2]) if linked else None,
         ))
 
     def done(_: Tally) -> None:
@@ -607,11 +630,15 @@ def apply_profiles(
 
     size = _size(jobs, progress, lambda job: (job.path, job.spans))
     try:
-        return _run_jobs(
+        tallies = _run_jobs(
             apply_file, jobs, options.worker_count, done,
             _records("write", len(jobs), size, progress),
             stage="write", name=lambda job: job.output,
         )
+        if linked:
+            assert links_dir is not None
+            relink(linked, links_dir / "relink.sqlite")
+        return tallies
     except BaseException as exc:
         # Workers that were ended had no chance to remove their partial outputs.
         for job in jobs:
@@ -678,6 +705,7 @@ def clean(
         summary.apply_files = apply_profiles(
             todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo],
             spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
+            links_dir=work / "links", written=_not_in(found, todo),
         )
         _write_json(work / RUN_META, {"mode": Mode(options.effective_mode).value,
                                       "format": OutputFormat(options.format).value,
@@ -685,6 +713,14 @@ def clean(
         if report is not None:
             report(work)
     return summary
+
+
+def _not_in(
+    found: Sequence[tuple[Path, Path]], todo: Sequence[tuple[Path, Path]]
+) -> list[tuple[Path, Path]]:
+    """The inputs of ``found`` that are not to be written (--resume: their output exists)."""
+    todo_set = set(todo)
+    return [item for item in found if item not in todo_set]
 
 
 def _selected(

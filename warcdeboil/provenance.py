@@ -7,7 +7,8 @@
 * Each output file opens with its own ``warcinfo`` record (:func:`warcinfo_record`): software,
   version, the options that decide what is removed, the source file's name and the output's.
 * :class:`Revisits` remembers, for one file, which records were cleaned, so that a later
-  ``revisit`` of one of them names the cleaned record and its new payload digest.
+  ``revisit`` of one of them names the cleaned record and its new payload digest; the revisits
+  it cannot resolve are left to :mod:`.relink`, which looks them up across all outputs.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ from .writer import sha1_digest
 __all__ = [
     "SOURCE_FIELD",
     "Revisits",
+    "cleaned_keys",
     "derived_id",
+    "pointed_at",
+    "revisit_keys",
     "run_settings",
     "warcinfo_record",
 ]
@@ -168,63 +172,92 @@ def _uri(value: str) -> str:
     return value[1:-1] if value.startswith("<") and value.endswith(">") else value
 
 
+def cleaned_keys(source: Fields, cleaned: Fields) -> tuple[list[str], tuple[str, str]]:
+    """The keys a revisit may find a cleaned record by (its source's id, and its source's URI
+    and payload digest), and what it then points at: the cleaned record's id and payload digest."""
+    new_id = field(cleaned, "WARC-Record-ID") or ""
+    new_digest = field(cleaned, "WARC-Payload-Digest") or field(cleaned, "WARC-Block-Digest")
+    keys = []
+    source_id = field(source, "WARC-Record-ID")
+    if source_id:
+        keys.append(_id_key(source_id))
+    digest = field(source, "WARC-Payload-Digest")
+    uri = field(source, "WARC-Target-URI")
+    if digest and uri is not None:
+        keys.append(_capture_key(uri, digest))
+    return keys, (new_id, new_digest or "")
+
+
+def revisit_keys(headers: Fields) -> list[str]:
+    """The keys a revisit looks its original up by, first to last: ``WARC-Refers-To``, then
+    ``WARC-Refers-To-Target-URI`` (or its own URI) with ``WARC-Payload-Digest`` — what a replay
+    tool looks up."""
+    keys = []
+    refers = field(headers, "WARC-Refers-To")
+    if refers:
+        keys.append(_id_key(refers))
+    digest = field(headers, "WARC-Payload-Digest")
+    uri = field(headers, "WARC-Refers-To-Target-URI") or field(headers, "WARC-Target-URI")
+    if digest and uri is not None:
+        keys.append(_capture_key(uri, digest))
+    return keys
+
+
+def _id_key(record_id: str) -> str:
+    return "id " + record_id.strip()
+
+
+def _capture_key(uri: str, digest: str) -> str:
+    return f"uri {_digest_key(digest)} {_uri(uri)}"
+
+
+def pointed_at(headers: Fields, new_id: str, new_digest: str) -> Fields:
+    """A revisit's header fields pointed at a cleaned record: ``WARC-Refers-To`` its id (right
+    after the revisit's own id), ``WARC-Payload-Digest`` its payload digest. The revisit keeps
+    its own id: its block is unchanged, and the request and metadata records of its capture name
+    it."""
+    out: Fields = []
+    placed = False
+    for key, value in headers:
+        lower = key.lower()
+        if lower == "warc-refers-to":
+            continue
+        if lower == "warc-payload-digest" and new_digest:
+            value = new_digest
+        out.append((key, value))
+        if lower == "warc-record-id" and not placed:
+            out.append(("WARC-Refers-To", new_id))
+            placed = True
+    if not placed:
+        out.append(("WARC-Refers-To", new_id))
+    return out
+
+
 class Revisits:
     """The records of one file that were cleaned, by source id and by (URI, payload digest): how
-    a later ``revisit`` of one of them is pointed at the cleaned record.
+    a later ``revisit`` of one of them is pointed at the cleaned record while the file is written.
 
     Memory: two small entries per cleaned page of the file, dropped when the file is done. A
-    revisit that comes before its original, or whose original is in another file, is left as it
-    is (see README, "Provenance").
+    revisit this does not resolve (its original comes later, or is in another input) is left to
+    :mod:`.relink`, once every output is written (see README, "Provenance").
     """
 
     def __init__(self) -> None:
-        self._cleaned: dict[object, tuple[str, str | None]] = {}
+        self._cleaned: dict[str, tuple[str, str]] = {}
 
     def add(self, source: Fields, cleaned: Fields) -> None:
         """Remember a cleaned record, given its source's header fields and its own."""
-        new_id = field(cleaned, "WARC-Record-ID") or ""
-        new_digest = field(cleaned, "WARC-Payload-Digest") or field(cleaned, "WARC-Block-Digest")
-        target = (new_id, new_digest)
-        source_id = field(source, "WARC-Record-ID")
-        if source_id:
-            self._cleaned[source_id.strip()] = target
-        digest = field(source, "WARC-Payload-Digest")
-        uri = field(source, "WARC-Target-URI")
-        if digest and uri is not None:
-            self._cleaned[(_uri(uri), _digest_key(digest))] = target
+        keys, target = cleaned_keys(source, cleaned)
+        for key in keys:
+            self._cleaned[key] = target
 
     def resolve(self, headers: Fields) -> Fields | None:
         """The header fields of a revisit pointed at the cleaned record it revisits, or None when
-        it revisits no record cleaned so far (then it stays as it is).
-
-        Found by ``WARC-Refers-To``, else by ``WARC-Refers-To-Target-URI`` (or its own URI) and
-        ``WARC-Payload-Digest`` — what a replay tool looks up. The revisit keeps its own id: its
-        block is unchanged, and the request and metadata records of its capture name it.
-        """
+        it revisits no record cleaned so far (see :func:`revisit_keys`, :func:`pointed_at`)."""
         if not self._cleaned:
             return None
-        refers = field(headers, "WARC-Refers-To")
-        target = self._cleaned.get(refers.strip()) if refers else None
-        digest = field(headers, "WARC-Payload-Digest")
-        if target is None and digest:
-            uri = field(headers, "WARC-Refers-To-Target-URI") or field(headers, "WARC-Target-URI")
-            if uri is not None:
-                target = self._cleaned.get((_uri(uri), _digest_key(digest)))
-        if target is None:
-            return None
-        new_id, new_digest = target
-        out: Fields = []
-        placed = False
-        for key, value in headers:
-            lower = key.lower()
-            if lower == "warc-refers-to":
-                continue
-            if lower == "warc-payload-digest" and new_digest:
-                value = new_digest
-            out.append((key, value))
-            if lower == "warc-record-id" and not placed:
-                out.append(("WARC-Refers-To", new_id))
-                placed = True
-        if not placed:
-            out.append(("WARC-Refers-To", new_id))
-        return out
+        for key in revisit_keys(headers):
+            target = self._cleaned.get(key)
+            if target is not None:
+                return pointed_at(headers, *target)
+        return None

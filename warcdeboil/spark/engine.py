@@ -26,6 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..apply import OutputFormat
 from ..errors import ConfigError, JobError
 from ..meter import input_bytes
 from ..pipeline import FitStats, Options, Progress, RunSummary
@@ -40,16 +41,25 @@ from .tasks import (
     InputFile,
     TaskSettings,
     add_stats,
+    applied,
     apply_task,
+    by_output,
+    candidate,
+    cleaned_row,
     file_sites,
+    first_candidate,
     fit_partition,
     fit_stats,
     fitted_profile,
     index_row,
+    is_applied,
+    is_cleaned,
     is_entry,
     is_fitted,
     is_tally,
     output_location,
+    relink_output,
+    revisit_lookups,
     scan_task,
     tally_of,
 )
@@ -168,14 +178,30 @@ def _run(
     jobs = todo.keyBy(_file_id).leftOuterJoin(needed, max(1, len(files) - len(done)))
     write_counts = Counts(context)
     size = sum(input_bytes(f.location, f.spans) for f in files if f.file_id not in done)
+    written = jobs.flatMap(partial(apply_task, settings, count=write_counts.add)).persist(
+        StorageLevel.MEMORY_AND_DISK
+    )
     with monitor.stage("write", len(files) - len(done), write_counts, size):
-        tallies = _action(
-            lambda: jobs.map(partial(apply_task, settings, count=write_counts.add)).collect()
-        )
+        tallies = _action(lambda: written.filter(is_applied).map(applied).collect())
     summary.apply_files = sorted(tallies, key=lambda t: _order(files, t))
+    if options.format is OutputFormat.WARC:
+        _action(lambda: relinked(written, max(1, len(files) - len(done))))
+    written.unpersist()
     scanned.unpersist()
     profiles.unpersist()
     return summary
+
+
+def relinked(written: Any, partitions: int) -> int:
+    """Revisits no output resolved while it was written, looked up among the pages cleaned in
+    every output of the run (a join by key), and their outputs rewritten: what
+    :func:`warcdeboil.relink.relink` does on one machine, with the same choice. The number of
+    outputs rewritten."""
+    lookups = written.flatMap(revisit_lookups)
+    cleaned = written.filter(is_cleaned).map(cleaned_row)
+    found = lookups.join(cleaned, partitions).map(candidate).reduceByKey(first_candidate)
+    per_output = found.map(by_output).groupByKey(partitions)
+    return int(per_output.map(relink_output).sum())
 
 
 def check_output(output: str, files: Sequence[InputFile]) -> None:

@@ -17,6 +17,7 @@ Rows are tuples (cheap to pickle between the JVM and Python workers).
 from __future__ import annotations
 
 import logging
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -24,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..apply import ApplyJob, apply_file
+from ..apply import ApplyJob, OutputFormat, apply_file
 from ..compression import Codec
 from ..errors import InputError
 from ..fit import FitParams, fit_site, group_by_site
@@ -35,6 +36,8 @@ from ..plan import output_codec, output_name
 from ..profiles import ProfileRow, profile_from_row, profile_row
 from ..provenance import run_settings
 from ..reader import Span, open_archive
+from ..relink import CLEANED_SUFFIX, REVISITS_SUFFIX, Revisit, patch_output
+from ..relink import lines as _lines
 from ..remote import is_remote, join, local_path, upload
 from ..scan import ScanSpec, scan_pages
 from ..tally import Tally
@@ -194,18 +197,101 @@ def _codec_of(location: str) -> Codec:
     return codec
 
 
+APPLIED = 0
+CLEANED = 1
+REVISIT = 2
+ApplyRow = tuple[Any, ...]
+"""``(APPLIED, tally)``; ``(CLEANED, key, (output name, ordinal, new id, new digest))``: a page
+cleaned in an output, one row per key a revisit may find it by; ``(REVISIT, (output name,
+location, offset, length), keys)``: a revisit its output could not resolve (see
+:mod:`warcdeboil.relink`)."""
+
+
 def apply_task(
     settings: TaskSettings,
     item: tuple[int, tuple[InputFile, Sequence[ProfileRow] | None]],
     *,
     count: Callable[[int, int], None] | None = None,
-) -> Tally:
-    """Clean one input with the profiles of its sites, into the output directory."""
-    tally = _apply(settings, *item[1])
-    if count is not None:
-        file = item[1][0]
-        count(tally.records or tally.cleaned, input_bytes(file.location, file.spans))
-    return tally
+) -> Iterator[ApplyRow]:
+    """Clean one input with the profiles of its sites, into the output directory: its tally,
+    then (WARC output) the rows :func:`relinked` needs."""
+    with tempfile.TemporaryDirectory(prefix="warcdeboil-links-") as tmp:
+        links = Path(tmp) / "links" if settings.options.format is OutputFormat.WARC else None
+        tally, name = _apply(settings, *item[1], links)
+        if count is not None:
+            file = item[1][0]
+            count(tally.records or tally.cleaned, input_bytes(file.location, file.spans))
+        yield (APPLIED, tally)
+        if links is None or not tally.output:
+            return
+        for line in _lines(links.with_name(links.name + CLEANED_SUFFIX)):
+            ordinal, keys, new_id, new_digest = line
+            for key in keys:
+                yield (CLEANED, key, (name, ordinal, new_id, new_digest))
+        for line in _lines(links.with_name(links.name + REVISITS_SUFFIX)):
+            offset, length, keys, rid = line
+            yield (REVISIT, (name, tally.output, offset, length, rid), keys)
+
+
+def is_applied(row: ApplyRow) -> bool:
+    return bool(row[0] == APPLIED)
+
+
+def applied(row: ApplyRow) -> Tally:
+    return row[1]  # type: ignore[no-any-return]
+
+
+def revisit_lookups(row: ApplyRow) -> Iterator[tuple[str, tuple[Any, int]]]:
+    """(key, (revisit, which key)) for each key a revisit looks its original up by."""
+    if row[0] == REVISIT:
+        for i, key in enumerate(row[2]):
+            yield key, (row[1], i)
+
+
+def cleaned_row(row: ApplyRow) -> tuple[str, tuple[str, int, str, str]]:
+    return row[1], row[2]
+
+
+def is_cleaned(row: ApplyRow) -> bool:
+    return bool(row[0] == CLEANED)
+
+
+def candidate(
+    pair: tuple[str, tuple[tuple[Any, int], tuple[str, int, str, str]]],
+) -> tuple[Any, tuple[tuple[int, bool, str, int], tuple[str, str]]]:
+    """A cleaned page a revisit's key found, with the order :func:`warcdeboil.relink.relink`
+    chooses in: by the revisit's first key, its own output first, then by output name and
+    place in the output."""
+    (revisit, which), (name, ordinal, new_id, new_digest) = pair[1]
+    return revisit, ((which, name != revisit[0], name, ordinal), (new_id, new_digest))
+
+
+def first_candidate(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
+    return a if a[0] <= b[0] else b
+
+
+def by_output(
+    item: tuple[Any, tuple[Any, tuple[str, str]]],
+) -> tuple[str, Revisit]:
+    (_, location, offset, length, rid), (_, target) = item
+    return location, (offset, length, rid, target)
+
+
+def relink_output(item: tuple[str, Iterable[Revisit]]) -> int:
+    """Point the revisits of one output at the cleaned records found for them (the output
+    downloaded and uploaded again when it is remote); 1 when it was rewritten."""
+    location, found = item[0], list(item[1])
+    if not is_remote(location):
+        return int(patch_output(Path(local_path(location)), found) is not None)
+    with tempfile.TemporaryDirectory(prefix="warcdeboil-") as tmp:
+        local = Path(tmp) / location.rpartition("/")[2]
+        source, _ = open_archive(location)
+        with source, open(local, "wb") as out:
+            shutil.copyfileobj(source, out)
+        if patch_output(local, found) is None:
+            return 0
+        upload(local, location)
+    return 1
 
 
 def output_location(output: str, file: InputFile, options: Options) -> str:
@@ -214,7 +300,10 @@ def output_location(output: str, file: InputFile, options: Options) -> str:
     return join(output, output_name(file.rel, options.format, codec))
 
 
-def _apply(settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None) -> Tally:
+def _apply(
+    settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None,
+    links: Path | None,
+) -> tuple[Tally, str]:
     profiles = {row[0]: profile_from_row(row) for row in rows or ()}
     options = settings.options
     codec = output_codec(options.format, options.compress, partial(_codec_of, file.location))
@@ -226,9 +315,10 @@ def _apply(settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] |
         options.effective_mode, file.spans, problems_logged=True,
         settings=run_settings(options.format, options.effective_mode, options.site_key,
                               options.fit, options.limits),
+        links=str(links) if links is not None else None,
     )
     if not is_remote(settings.output):
-        return apply_file(replace(job, output=local_path(target)), profiles=profiles.get)
+        return apply_file(replace(job, output=local_path(target)), profiles=profiles.get), name
     with tempfile.TemporaryDirectory(prefix="warcdeboil-") as tmp:
         local = Path(tmp) / name.rpartition("/")[2]
         tally = apply_file(replace(job, output=str(local)), profiles=profiles.get)
@@ -243,4 +333,4 @@ def _apply(settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] |
                 tally.output = ""
     if tally.output:
         tally.output = target
-    return tally
+    return tally, name
