@@ -476,6 +476,8 @@ def scoring() -> dict:
 
 def markdown(results: dict) -> str:
     out = [f"# Perplexity: {results['date']}", "", f"Machine: {results['machine']}", ""]
+    if results.get("note"):
+        out += [results["note"], ""]
     if "discrimination" in results:
         d = results["discrimination"]
         out += ["## Discrimination (AUC: noise scores above real held-out sentences)", "",
