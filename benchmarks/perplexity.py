@@ -37,6 +37,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +47,13 @@ sys.path.insert(0, str(ROOT))
 
 from warcdeboil.language import detect  # noqa: E402
 from warcdeboil.lm import LanguageModel  # noqa: E402
+from warcdeboil.lm.chars import char_text  # noqa: E402
+from warcdeboil.lm.model import (  # noqa: E402
+    NOISE_BIAS,
+    NOISE_WEIGHTS,
+    WORD_NOISE_BIAS,
+    WORD_NOISE_WEIGHTS,
+)
 
 DATASETS = ("dragnet", "l3s-gn1", "cleaneval", "scrapinghub", "cleanportaleval")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“‘(A-Z0-9])")
@@ -191,46 +199,126 @@ KINDS = ["word salad", "shuffled sentence", "keyword stuffing", "random characte
          "navigation and sharing", "menu items concatenated"]
 
 
-def discrimination(settings: list[tuple[int, tuple[int, ...]]]) -> dict:
-    rng = random.Random(19)
-    train, test = [], []
+def fit_logistic(features: dict[str, np.ndarray]) -> tuple[list[float], float]:
+    """Weights and bias of a logistic telling noise (every key but "real") from real lines,
+    each kind of noise weighing as much in all as the real lines do (Newton's method, a light
+    L2 penalty on the weights)."""
+    real = features["real"]
+    kinds = [k for k in features if k != "real"]
+    x = np.vstack([real] + [features[k] for k in kinds])
+    x = np.hstack([x, np.ones((len(x), 1))])
+    y = np.concatenate([np.zeros(len(real))] + [np.ones(len(features[k])) for k in kinds])
+    weight = np.concatenate([np.full(len(real), 1 / len(real))]
+                            + [np.full(len(features[k]), 1 / len(features[k])) for k in kinds])
+    weight[len(real):] /= len(kinds)
+    beta = np.zeros(x.shape[1])
+    penalty = np.full(x.shape[1], 1e-4)
+    penalty[-1] = 0.0
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-x @ beta))
+        gradient = x.T @ (weight * (p - y)) + penalty * beta
+        hessian = (x * (weight * p * (1 - p))[:, None]).T @ x + np.diag(penalty)
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    return [round(float(b), 3) for b in beta[:-1]], round(float(beta[-1]), 3)
+
+
+def split_sentences(rng: random.Random) -> tuple[list[str], dict[str, list[str]]]:
+    """Training sentences (80 % of the pages), and the held-out pages' sentences of 6 to 60
+    words split in two by another bit of the URL's hash: "dev" to choose and fit on, "test"
+    to report."""
+    train: list[str] = []
+    held: dict[str, list[str]] = {"dev": [], "test": []}
     for url, text in gold_pages():
         if detect(text) != "en":
             continue
-        (test if held_out(url) else train).extend(sentences(text))
-    real = [s for s in test if 6 <= len(s.split()) <= 60]
-    real = rng.sample(real, min(3000, len(real)))
+        if held_out(url):
+            split = "dev" if hashlib.sha1(url.encode()).digest()[1] & 1 else "test"
+            held[split].extend(sentences(text))
+        else:
+            train.extend(sentences(text))
+    for split, found in held.items():
+        real = [s for s in found if 6 <= len(s.split()) <= 60]
+        held[split] = rng.sample(real, min(1500, len(real)))
+    return train, held
+
+
+def discrimination(settings: list[tuple[int, tuple[int, ...]]]) -> dict:
+    rng = random.Random(19)
+    train, held = split_sentences(rng)
     words = Counter(w for s in train for w in s.split())
     vocabulary, weights = zip(*words.items(), strict=True)
-    noise = {kind: make_noise(kind, rng, real, list(vocabulary), list(weights), 1000)
-             for kind in KINDS}
+    lines = {split: {"real": real, **{kind: make_noise(kind, rng, real, list(vocabulary),
+                                                      list(weights), 500) for kind in KINDS}}
+             for split, real in held.items()}
+    test = lines["test"]
     result: dict = {"train_sentences": len(train),
                     "train_words": sum(len(s.split()) for s in train),
-                    "real": len(real), "noise": {k: len(v) for k, v in noise.items()},
-                    "examples": {k: v[:2] for k, v in noise.items()}, "models": []}
+                    "real": {split: len(v["real"]) for split, v in lines.items()},
+                    "noise": {k: len(v) for k, v in test.items() if k != "real"},
+                    "noise_dev": {k: len(v) for k, v in lines["dev"].items() if k != "real"},
+                    "examples": {k: v[:2] for k, v in test.items() if k != "real"},
+                    "models": []}
+
+    def aucs(score: Any) -> dict[str, float]:
+        real = list(score(test["real"]))
+        return {kind: round(auc(real, list(score(test[kind]))), 4) for kind in KINDS}
+
     started = time.process_time()
     bigram = PyplexityBigram(train)
     result["pyplexity_bigram"] = {
         "train_cpu_s": round(time.process_time() - started, 2),
-        "auc": {kind: round(auc([bigram.perplexity(s) for s in real],
-                                [bigram.perplexity(s) for s in lines]), 4)
-                for kind, lines in noise.items()}}
+        "auc": aucs(lambda found: [bigram.perplexity(s) for s in found])}
     for order, floors in settings:
         started = time.process_time()
-        model = LanguageModel.train(train, order=order, min_counts=floors)
+        model = LanguageModel.train(train, order=order, min_counts=floors, chars=False)
         cpu = time.process_time() - started
-        with tempfile.TemporaryDirectory() as tmp:
-            model.save(Path(tmp) / "m.lm")
-            size = (Path(tmp) / "m.lm").stat().st_size
-        real_scores = model.line_perplexities(real)
-        aucs = {kind: round(auc(real_scores, model.line_perplexities(lines)), 4)
-                for kind, lines in noise.items()}
-        result["models"].append({"order": order, "min_counts": list(floors),
+        result["models"].append({"label": f"KN order {order}, min counts {list(floors)}: "
+                                           "perplexity", "bytes": _size(model),
                                  "ngrams": [len(level) for level in model.levels],
-                                 "bytes": size, "train_cpu_s": round(cpu, 2), "auc": aucs})
-        print(f"order {order} {floors}: min AUC {min(aucs.values()):.4f}, {size / 1e6:.1f} MB",
+                                 "train_cpu_s": round(cpu, 2),
+                                 "auc": aucs(model.line_perplexities)})
+        print(result["models"][-1]["label"], min(result["models"][-1]["auc"].values()),
               file=sys.stderr)
+    # The default model, word and character components, and the noise score fitted on dev.
+    started = time.process_time()
+    model = LanguageModel.train(train)
+    cpu = time.process_time() - started
+    assert model.chars is not None
+    chars = model.chars
+    result["models"].append({
+        "label": f"characters alone, order {chars.order}, 1 text in "
+                 f"{model.info['chars']['sample']}: perplexity", "bytes": _size(chars),
+        "auc": aucs(lambda found: chars.line_perplexities(char_text("\n".join(found))))})
+
+    def features(found: list[str]) -> np.ndarray:
+        return np.hstack([model.line_features("\n".join(found))[:, :2],
+                          chars.line_features(char_text("\n".join(found)))[:, [0, 2]]])
+
+    dev = {kind: features(found) for kind, found in lines["dev"].items()}
+    fitted, bias = fit_logistic(dev)
+    word_fitted, word_bias = fit_logistic({k: v[:, :2] for k, v in dev.items()})
+    result["fit"] = {"weights": fitted, "bias": bias, "word_weights": word_fitted,
+                     "word_bias": word_bias, "shipped": list(NOISE_WEIGHTS),
+                     "shipped_bias": NOISE_BIAS, "shipped_word": list(WORD_NOISE_WEIGHTS),
+                     "shipped_word_bias": WORD_NOISE_BIAS}
+    word_only = LanguageModel(model.levels, model.vocabulary, model.info)  # as an ARPA model
+    result["models"].append({"label": "words only (as an ARPA model): line_noise_scores",
+                             "bytes": _size(word_only), "auc": aucs(word_only.line_noise_scores)})
+    result["models"].append({"label": f"default (order {model.order}, characters order "
+                                      f"{chars.order}): line_noise_scores",
+                             "bytes": _size(model), "train_cpu_s": round(cpu, 2),
+                             "auc": aucs(model.line_noise_scores)})
+    print(result["fit"], result["models"][-1]["auc"], file=sys.stderr)
     return result
+
+
+def _size(model: LanguageModel) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save(Path(tmp) / "m.lm")
+        return (Path(tmp) / "m.lm").stat().st_size
 
 
 # Languages -----------------------------------------------------------------------------------
@@ -358,8 +446,12 @@ def scoring() -> dict:
     train, test = pages[200:], pages[:200]
     model = LanguageModel.train(train)
     words = sum(len(t.split()) for t in test)
-    best_page = best_lines = best_batch = math.inf
+    best_page = best_lines = best_batch = best_noise = math.inf
     for _ in range(3):
+        started = time.process_time()
+        for text in test:
+            model.line_noise_scores(text)
+        best_noise = min(best_noise, time.process_time() - started)
         started = time.process_time()
         for first in range(0, len(test), 50):
             model.perplexities(test[first:first + 50])
@@ -375,6 +467,7 @@ def scoring() -> dict:
     return {"pages": len(test), "words": words,
             "us_per_100_words_page": round(best_page / words * 1e8, 1),
             "us_per_100_words_lines": round(best_lines / words * 1e8, 1),
+            "us_per_100_words_noise_lines": round(best_noise / words * 1e8, 1),
             "us_per_100_words_batches_of_50": round(best_batch / words * 1e8, 1),
             "us_per_page": round(best_page / len(test) * 1e6, 1)}
 
@@ -383,20 +476,31 @@ def scoring() -> dict:
 
 def markdown(results: dict) -> str:
     out = [f"# Perplexity: {results['date']}", "", f"Machine: {results['machine']}", ""]
+    if results.get("note"):
+        out += [results["note"], ""]
     if "discrimination" in results:
         d = results["discrimination"]
         out += ["## Discrimination (AUC: noise scores above real held-out sentences)", "",
                 f"Trained on {d['train_sentences']:,} sentences ({d['train_words']:,} words) of "
-                f"English gold text; {d['real']:,} held-out real sentences; noise lines: "
-                + ", ".join(f"{k} {v:,}" for k, v in d["noise"].items()) + ".", ""]
-        head = "| model | size | " + " | ".join(KINDS) + " |"
+                "English gold text. The held-out pages are split in two: dev "
+                f"({d['real']['dev']:,} real sentences, noise "
+                + ", ".join(f"{k} {v:,}" for k, v in d["noise_dev"].items())
+                + ") is where the noise score's logistic was fitted; the AUCs are of test "
+                f"({d['real']['test']:,} real sentences, noise "
+                + ", ".join(f"{k} {v:,}" for k, v in d["noise"].items()) + ").", ""]
+        head = "| model: score | size | " + " | ".join(KINDS) + " |"
         out += [head, "|" + "---|" * (len(KINDS) + 2)]
-        out.append("| pyplexity-style bigram (0.8/0.2, ML) | – | " + " | ".join(
+        out.append("| pyplexity-style bigram (0.8/0.2, ML): perplexity | – | " + " | ".join(
             f"{d['pyplexity_bigram']['auc'][k]:.4f}" for k in KINDS) + " |")
         for m in d["models"]:
-            out.append(f"| KN order {m['order']}, min counts {m['min_counts']} | "
-                       f"{m['bytes'] / 1e6:.1f} MB | "
+            out.append(f"| {m['label']} | {m['bytes'] / 1e6:.1f} MB | "
                        + " | ".join(f"{m['auc'][k]:.4f}" for k in KINDS) + " |")
+        f = d["fit"]
+        out += ["", "Noise score: logistic of (word log10 perplexity, share of word units below "
+                "p 1e-3, character log10 perplexity, surprise of the least likely character); "
+                f"fitted on dev: weights {f['weights']}, bias {f['bias']} (shipped: "
+                f"{f['shipped']}, {f['shipped_bias']}); words only: {f['word_weights']}, "
+                f"{f['word_bias']} (shipped: {f['shipped_word']}, {f['shipped_word_bias']})."]
         out += ["", "Examples of each kind:", ""]
         out += [f"- {k}: `{v[0]}`" for k, v in d["examples"].items() if v]
         out.append("")
@@ -432,7 +536,9 @@ def markdown(results: dict) -> str:
                 f"{s['us_per_100_words_page']} µs per 100 words a page at a time "
                 f"({s['us_per_page']} µs a page), {s['us_per_100_words_batches_of_50']} µs in "
                 f"batches of 50 pages (`perplexities`), {s['us_per_100_words_lines']} µs per "
-                "100 words a line at a time.", ""]
+                "100 words a line at a time (`line_perplexities`, the word model), "
+                f"{s.get('us_per_100_words_noise_lines', '–')} µs per 100 words for "
+                "`line_noise_scores` (word and character models).", ""]
     return "\n".join(out)
 
 

@@ -19,8 +19,10 @@ from warcdeboil import LanguageModel
 from warcdeboil.cli import app
 from warcdeboil.errors import InputError
 from warcdeboil.lm.arpa import read_arpa, write_arpa
+from warcdeboil.lm.chars import char_text
 from warcdeboil.lm.counts import NgramCounts
-from warcdeboil.lm.units import BOUNDARY, token_id, token_ids, units
+from warcdeboil.lm.model import WORD_NOISE_BIAS, WORD_NOISE_WEIGHTS
+from warcdeboil.lm.units import BOUNDARY, LINE, split_units, token_id, token_ids, units
 
 
 def _prob(model: LanguageModel, context: list[str], unit: str) -> float:
@@ -307,3 +309,72 @@ def test_arpa_round_trip_of_any_corpus(tmp_path_factory: pytest.TempPathFactory,
     again = read_arpa(path)
     ids = token_ids("\n".join([*lines, "e d c b a", ""]), keep_empty=True)
     assert np.array_equal(model.log10_probs(ids), again.log10_probs(ids))
+
+
+# The character component and the noise score ---------------------------------------------------
+
+CHARS = st.sampled_from(list("abAB .é"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(CHARS, max_size=10).map("".join), min_size=1, max_size=20),
+       st.lists(st.sampled_from(["a", "b", "⇧", "▁", ".", "é"]), max_size=4))
+def test_character_probabilities_of_a_context_sum_to_one(lines: list[str],
+                                                         context: list[str]) -> None:
+    lines = [*lines, "Ab a"]
+    model = LanguageModel.train(lines, order=2, char_sample=1)
+    assert model.chars is not None and model.chars.order == 5
+    chars = model.chars
+    total = sum(_prob(chars, context, unit) for unit in _every_unit(chars))
+    assert total == pytest.approx(1.0, abs=1e-5)
+
+
+def test_char_units_keep_case_spaces_and_line_breaks() -> None:
+    assert split_units(char_text("Hi, 2 you\nÃ©")) == [
+        "⇧", "h", "i", ",", "▁", "0", "▁", "y", "o", "u", LINE, "⇧", "ã", "©"]
+
+
+def test_one_text_in_char_sample_feeds_the_character_model() -> None:
+    texts = ["ab", "cdefgh", "xy", "klmnop"]
+    sampled = LanguageModel.train(texts, char_sample=2)
+    alone = LanguageModel.train(["ab", "xy"], char_sample=1)
+    assert sampled.chars is not None and alone.chars is not None
+    assert sampled.chars.info["units"] == alone.chars.info["units"] == 6  # 2 + </s>, twice
+    assert set(sampled.chars.vocabulary) == set(alone.chars.vocabulary)
+    assert LanguageModel.train(texts, chars=False).chars is None
+
+
+def test_noise_scores_rank_mojibake_and_menus_above_sentences(tmp_path: Path) -> None:
+    lines = ["The cat’s mat is on the floor, and the dog sat on it.",
+             "A cat and a dog sat on the rug – it was warm.",
+             "The dog’s rug is red; the cat sat by the door."] * 20
+    model = LanguageModel.train(lines)
+    real = "The dog sat on the cat’s mat by the door."
+    scores = model.line_noise_scores([real, real.encode().decode("cp1252", "replace"),
+                                      "Home News Sport Weather Login", "qz xv kk pp"])
+    assert all(0.0 < score < 1.0 for score in scores)
+    assert scores[0] < min(scores[1:])
+    model.save(tmp_path / "m.lm")
+    again = LanguageModel.load(tmp_path / "m.lm")
+    assert again.chars is not None
+    for mine, theirs in zip(model.chars.levels, again.chars.levels, strict=True):  # type: ignore[union-attr]
+        assert np.array_equal(mine.keys, theirs.keys) and np.array_equal(mine.logp, theirs.logp)
+    assert again.line_noise_scores(real) == model.line_noise_scores(real)
+    # An ARPA model is a word model: its noise score is the logistic of its word features.
+    write_arpa(model, tmp_path / "m.arpa")
+    words = LanguageModel.load(tmp_path / "m.arpa")
+    assert words.chars is None
+    features = words.line_features(real)[0, :2]
+    expected = 1 / (1 + math.exp(-(features @ np.array(WORD_NOISE_WEIGHTS) + WORD_NOISE_BIAS)))
+    assert words.line_noise_scores([real]) == pytest.approx([expected])
+
+
+def test_line_features_are_the_log_probabilities_of_each_line() -> None:
+    model = LanguageModel.train(["the cat sat", "the dog sat", "a cat"] * 3, chars=False)
+    text = "the cat sat\n\nzz dog"
+    features = model.line_features(text)
+    sums, counts = model.line_log10_probs(text)
+    assert features[:, 0] == pytest.approx(-sums / counts)
+    for line, row in zip(text.split("\n"), features, strict=True):
+        logp = model.log10_probs(token_ids(line, keep_empty=True))
+        assert row[1] == pytest.approx(np.mean(logp < -3)) and row[2] == pytest.approx(-logp.min())

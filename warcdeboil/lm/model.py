@@ -11,7 +11,7 @@ import io
 import json
 import os
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from .chars import DEFAULT_CHAR_MIN_COUNTS, DEFAULT_CHAR_ORDER, DEFAULT_CHAR_SAMPLE, char_text
 from .counts import DEFAULT_CAPACITY, DEFAULT_VOCABULARY, NgramCounts
 from .kneserney import Level, estimate
 from .units import BOUNDARY, LINE, UNK, extend_keys, split_units
@@ -26,11 +27,21 @@ from .units import BOUNDARY, LINE, UNK, extend_keys, split_units
 __all__ = ["DEFAULT_MIN_COUNTS", "DEFAULT_ORDER", "LanguageModel"]
 
 FORMAT = "warcdeboil-lm"
-VERSION = 1
+VERSION = 2  # 2: a character component may follow the word model; 1 is read too
 DEFAULT_ORDER = 3
 # Adjusted counts below which n-grams of order 1, 2, 3… are pruned: singletons above unigrams
 # go (benchmarks/perplexity.py: the same AUC on every noise kind, a third of the size).
 DEFAULT_MIN_COUNTS = (1, 2, 2)
+# The noise score of a line: a logistic of what the models say of it, fitted on the dev split of
+# benchmarks/perplexity.py (its real sentences against seven kinds of noise, each kind weighing
+# as much as the real lines; the test split never seen). Features: the word model's log10
+# perplexity, the share of its units below 1e-3, and with a character component its log10
+# perplexity and the surprise (-log10 p) of its least likely character.
+NOISE_WEIGHTS = (1.284, 5.413, 2.878, 0.855)
+NOISE_BIAS = -11.375
+# The same fitted on the word features alone: for models without characters (ARPA files).
+WORD_NOISE_WEIGHTS = (2.086, 2.906)
+WORD_NOISE_BIAS = -7.745
 
 
 class LanguageModel:
@@ -43,8 +54,9 @@ class LanguageModel:
     """
 
     def __init__(self, levels: list[Level], vocabulary: Sequence[str] | None = None,
-                 info: dict[str, Any] | None = None) -> None:
+                 info: dict[str, Any] | None = None, chars: LanguageModel | None = None) -> None:
         self.levels = levels
+        self.chars = chars  # the character component (``chars.char_text`` units), if any
         self._vocabulary = vocabulary
         self.info = dict(info or {})
         at, found = levels[0].rows(np.array([UNK], np.uint64))
@@ -72,14 +84,28 @@ class LanguageModel:
     @classmethod
     def train(cls, texts: Iterable[str], *, order: int = DEFAULT_ORDER,
               capacity: int = DEFAULT_CAPACITY, vocabulary: int = DEFAULT_VOCABULARY,
-              min_counts: Sequence[int] | None = None) -> LanguageModel:
+              min_counts: Sequence[int] | None = None, chars: bool = True,
+              char_order: int = DEFAULT_CHAR_ORDER,
+              char_sample: int = DEFAULT_CHAR_SAMPLE) -> LanguageModel:
         """Train on texts (each line a sentence), counts bounded to ``capacity`` n-grams an
         order and ``vocabulary`` units; ``min_counts`` as in ``kneserney.estimate`` (default
-        ``DEFAULT_MIN_COUNTS``)."""
+        ``DEFAULT_MIN_COUNTS``). With ``chars``, a character model of order ``char_order`` is
+        trained beside it on one text in ``char_sample`` (the first one included)."""
         counts = NgramCounts(order, capacity, vocabulary)
-        counts.add_texts(texts)
+        char_counts = NgramCounts(char_order, capacity, vocabulary) if chars else None
+        counts.add_texts(_feeding(texts, char_counts, max(1, char_sample)))
         if counts.units_seen == 0:
             raise InputError("no text to train a language model on")
+        model = cls._estimate(counts, order, capacity, vocabulary, min_counts)
+        if char_counts is not None and char_counts.units_seen:
+            model.chars = cls._estimate(char_counts, char_order, capacity, vocabulary,
+                                        DEFAULT_CHAR_MIN_COUNTS)
+            model.info["chars"] = {**model.chars.info, "sample": char_sample}
+        return model
+
+    @classmethod
+    def _estimate(cls, counts: NgramCounts, order: int, capacity: int, vocabulary: int,
+                  min_counts: Sequence[int] | None) -> LanguageModel:
         floors = tuple(min_counts) if min_counts is not None else DEFAULT_MIN_COUNTS
         floors = (floors + (floors[-1],) * order)[:order]
         thresholds = [table.threshold for table in counts.tables]
@@ -189,27 +215,60 @@ class LanguageModel:
         total[silent], units[silent] = sums[starts[silent]], 1
         return np.power(10.0, -total / units).tolist()
 
+    def line_features(self, text: str) -> np.ndarray:
+        """Per line of ``text``: its log10 perplexity, the share of its predicted units (``</s>``
+        included) with p below 1e-3, and the surprise (-log10 p) of its least likely unit."""
+        rows = self.unit_rows(text, keep_empty=True)
+        logp = self._log10_probs(rows)
+        line = np.cumsum(rows[:-1] == rows[0]) - 1
+        lines = int(line[-1]) + 1 if len(line) else 0
+        units = np.bincount(line, minlength=lines)
+        worst = np.zeros(lines)
+        np.minimum.at(worst, line, logp)  # every line predicts its </s> at least
+        return np.column_stack([-np.bincount(line, weights=logp, minlength=lines) / units,
+                                np.bincount(line, weights=logp < -3.0, minlength=lines) / units,
+                                -worst])
+
+    def line_noise_scores(self, lines: str | Iterable[str]) -> list[float]:
+        """How likely each line is crawl noise rather than a sentence, from 0 to 1: a logistic
+        of the word model's features and, when the model has one, the character model's
+        (``NOISE_WEIGHTS``). Perplexity ranks word salad; the characters catch mojibake,
+        navigation and menus, whose words may all be common."""
+        text = lines if isinstance(lines, str) else "\n".join(lines)
+        words = self.line_features(text)[:, :2]
+        if self.chars is None:
+            logit = words @ np.array(WORD_NOISE_WEIGHTS) + WORD_NOISE_BIAS
+        else:
+            chars = self.chars.line_features(char_text(text))[:, [0, 2]]
+            logit = np.hstack([words, chars]) @ np.array(NOISE_WEIGHTS) + NOISE_BIAS
+        return (1.0 / (1.0 + np.exp(-logit))).tolist()
+
     # Files --------------------------------------------------------------------------------
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the model: an uncompressed numpy archive (fast to load)."""
-        arrays: dict[str, np.ndarray] = {
-            "meta": np.frombuffer(json.dumps(
-                {"format": FORMAT, "version": VERSION, "order": self.order,
-                 "info": self.info}).encode(), np.uint8),
-            "vocabulary": np.frombuffer("\n".join(self.vocabulary).encode(
-                "utf-8", "surrogatepass"), np.uint8),
-            "ids": self.levels[0].keys,
-        }
-        for k, level in enumerate(self.levels, 1):
-            arrays[f"logp{k}"], arrays[f"bow{k}"] = level.logp, level.bow
-            if k > 1:
-                arrays[f"contexts{k}"], arrays[f"words{k}"] = level.contexts, level.words
+        """Write the model: an uncompressed numpy archive (fast to load); the character
+        component's arrays follow the word model's, their names prefixed with "chars."."""
+        meta = {"format": FORMAT, "version": VERSION, "order": self.order, "info": self.info}
+        if self.chars is not None:
+            meta["chars_order"] = self.chars.order
+        arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), np.uint8),
+                  **self._arrays("")}
+        if self.chars is not None:
+            arrays.update(self.chars._arrays("chars."))
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)  # type: ignore[arg-type]
         tmp = Path(f"{os.fspath(path)}.tmp")
         tmp.write_bytes(buffer.getvalue())
         tmp.replace(path)
+
+    def _arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        arrays = {"vocabulary": np.frombuffer("\n".join(self.vocabulary).encode(
+            "utf-8", "surrogatepass"), np.uint8), "ids": self.levels[0].keys}
+        for k, level in enumerate(self.levels, 1):
+            arrays[f"logp{k}"], arrays[f"bow{k}"] = level.logp, level.bow
+            if k > 1:
+                arrays[f"contexts{k}"], arrays[f"words{k}"] = level.contexts, level.words
+        return {prefix + name: array for name, array in arrays.items()}
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> LanguageModel:
@@ -223,23 +282,50 @@ class LanguageModel:
         try:
             with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
                 meta = json.loads(bytes(data["meta"]).decode())
-                if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+                if meta.get("format") != FORMAT or meta.get("version") not in (1, VERSION):
                     raise InputError(f"{os.fspath(path)}: not a warcdeboil language model")
-                ids = data["ids"]
-                levels = [Level(ids, data["logp1"], data["bow1"],
-                                np.full(len(ids), -1, np.int32), np.arange(len(ids)))]
-                for k in range(2, meta["order"] + 1):
-                    contexts, words = data[f"contexts{k}"], data[f"words{k}"]
-                    keys = extend_keys(levels[-1].keys[contexts], ids[words])
-                    levels.append(Level(keys, data[f"logp{k}"], data[f"bow{k}"], contexts,
-                                        words))
-                blob = bytes(data["vocabulary"])
+                model = cls._read(path, data, "", meta["order"], meta.get("info"))
+                if meta.get("chars_order"):
+                    model.chars = cls._read(path, data, "chars.", meta["chars_order"],
+                                            (meta.get("info") or {}).get("chars"))
         except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
             raise InputError(f"{os.fspath(path)}: not a readable language model ({exc})") from exc
+        return model
+
+    @classmethod
+    def _read(cls, path: str | os.PathLike[str], data: Any, prefix: str, order: int,
+              info: dict[str, Any] | None) -> LanguageModel:
+        ids = data[f"{prefix}ids"]
+        levels = [Level(ids, data[f"{prefix}logp1"], data[f"{prefix}bow1"],
+                        np.full(len(ids), -1, np.int32), np.arange(len(ids)))]
+        for k in range(2, order + 1):
+            contexts, words = data[f"{prefix}contexts{k}"], data[f"{prefix}words{k}"]
+            keys = extend_keys(levels[-1].keys[contexts], ids[words])
+            levels.append(Level(keys, data[f"{prefix}logp{k}"], data[f"{prefix}bow{k}"],
+                                contexts, words))
         for k, level in enumerate(levels, 1):
             if len(level.keys) > 1 and not bool(np.all(level.keys[1:] > level.keys[:-1])):
-                raise InputError(f"{os.fspath(path)}: damaged language model (order {k})")
-        return cls(levels, _LazyVocabulary(blob), meta.get("info"))
+                raise InputError(f"{os.fspath(path)}: damaged language model "
+                                 f"({prefix or 'words.'}order {k})")
+        return cls(levels, _LazyVocabulary(bytes(data[f"{prefix}vocabulary"])), info)
+
+
+def _feeding(texts: Iterable[str], char_counts: NgramCounts | None,
+             sample: int) -> Iterator[str]:
+    """The texts, passed on; one in ``sample`` is also counted by ``char_counts`` as
+    characters, gathered into chunks of about 4 M characters (numpy works a chunk at a time)."""
+    batch: list[str] = []
+    size = 0
+    for number, text in enumerate(texts):
+        if char_counts is not None and number % sample == 0:
+            batch.append(char_text(text))
+            size += len(batch[-1])
+            if size >= 4 << 20:
+                char_counts.add_texts(batch)
+                batch, size = [], 0
+        yield text
+    if char_counts is not None and batch:
+        char_counts.add_texts(batch)
 
 
 class _LazyVocabulary(Sequence[str]):
