@@ -39,6 +39,7 @@ from .dom import (
 from .errors import ConfigError, InputError, RecordError
 from .fit import SiteProfile
 from .language import identify, iso639_3, primary_subtag
+from .lm_filter import LmSettings, PageScore, PageScorer
 from .markdown import render
 from .meter import Meter, Report, input_bytes
 from .names import escape_name
@@ -127,6 +128,7 @@ class ApplyJob:
     spans: Sequence[Span] | None = None  # only the records at these (offset, length); None: all
     problems_logged: bool = False  # pass 1 read the same records and logged their problems
     settings: tuple[tuple[str, str], ...] = ()  # options named in the output's warcinfo
+    lm: LmSettings | None = None  # --lm: perplexity scores, and its filters
 
     @property
     def structure(self) -> bool:
@@ -164,6 +166,8 @@ def _apply(
     job: ApplyJob, tally: Tally, meter: Meter | None, lookup: ProfileLookup | None,
 ) -> None:
     keyer = SiteKeyer(job.site_key)
+    # The model is loaded once for the file, before its first record is read.
+    scorer = PageScorer(job.lm) if job.lm is not None else None
     store = None
     if lookup is None and job.profiles_dir:
         store = ProfileReader(Path(job.profiles_dir), job.partitions)
@@ -175,11 +179,11 @@ def _apply(
             if job.page_store is not None and job.format is not OutputFormat.WARC:
                 # Text outputs need only what pass 1 stored: the archive is not read again.
                 for entry in iter_page_store(Path(job.page_store)):
-                    _emit(entry, None, None, keyer, lookup, sink, tally, job.mode)
+                    _emit(entry, None, None, keyer, lookup, sink, tally, job.mode, scorer)
                     if meter is not None:  # pages only: the records between count at the end
                         meter.record(entry.offset, entry.length)
             else:
-                _apply_records(job, keyer, lookup, sink, tally, meter)
+                _apply_records(job, keyer, lookup, sink, tally, meter, scorer)
             sink.close()
     finally:
         source.close()
@@ -194,6 +198,7 @@ def _apply_records(
     sink: _Sink,
     tally: Tally,
     meter: Meter | None,
+    scorer: PageScorer | None,
 ) -> None:
     stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
     pending: PageEntry | None = next(stored, None) if stored is not None else None
@@ -232,7 +237,7 @@ def _apply_records(
                 record.get("WARC-Date") or "", page.charset, len(page.body),
                 analyse(page.markup, structure=job.structure),
             )
-        _emit(entry, record, page, keyer, lookup, sink, tally, job.mode)
+        _emit(entry, record, page, keyer, lookup, sink, tally, job.mode, scorer)
     if tally.records == 0 and not tally.problems and job.spans is None:
         no_records(tally, job.path, seen=seen)
 
@@ -264,11 +269,20 @@ def _emit(
     sink: _Sink,
     tally: Tally,
     mode: Mode,
+    scorer: PageScorer | None = None,
 ) -> None:
     site = keyer(entry.url)
     profile = lookup(site) if lookup is not None and site else None
     cleaned, content, removed_blocks = clean_page(entry.page, profile, mode)
     tally.cleaned += 1
+    score = None
+    if scorer is not None:
+        score = scorer.score(cleaned, content)
+        cleaned, content = score.cleaned, score.content
+        tally.lines_dropped_perplexity += score.lines_dropped
+        if score.page_dropped:  # cleaned, but not written (text outputs only)
+            tally.pages_dropped_perplexity += 1
+            return
     tally.removed_subtrees += cleaned.removed
     tally.removed_slots += cleaned.slots
     tally.removed_blocks += removed_blocks
@@ -279,7 +293,7 @@ def _emit(
         tally.html_bytes_after += len(html)
     else:
         tally.text_chars += len(cleaned.text)
-    sink.page(PageResult(entry, site, cleaned, content), record, page, html)
+    sink.page(PageResult(entry, site, cleaned, content, score), record, page, html)
 
 
 class PageCleaning(NamedTuple):
@@ -334,6 +348,7 @@ class PageResult:
     site: str
     cleaned: CleanText
     content: Extraction | None  # blocks kept (and why others went), when pages have structure
+    score: PageScore | None = None  # with --lm
 
 
 class _Sink(ABC):
@@ -581,7 +596,8 @@ class _JsonlSink(_Sink):
             "date": entry.date,
             "charset": entry.charset,
         }
-        obj.update(page_fields(entry.page, result.cleaned, result.content, self._markdown))
+        obj.update(page_fields(entry.page, result.cleaned, result.content, self._markdown,
+                               result.score))
         obj["html_bytes_before"] = entry.html_bytes_before
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
@@ -592,10 +608,12 @@ class _JsonlSink(_Sink):
 
 
 def page_fields(
-    page: PageText, cleaned: CleanText, content: Extraction | None, markdown: bool
+    page: PageText, cleaned: CleanText, content: Extraction | None, markdown: bool,
+    score: PageScore | None = None,
 ) -> dict[str, object]:
     """What JSONL output says of a cleaned page beyond its record (title to removed, in the
-    JSONL's order); the in-memory API's pages carry the same."""
+    JSONL's order); the in-memory API's pages carry the same. ``score``: its perplexity (--lm),
+    and each line's when they were asked for."""
     meta = page.meta
     guess = identify(cleaned.text)
     fields: dict[str, object] = {
@@ -615,6 +633,9 @@ def page_fields(
     fields["text"] = cleaned.text
     if markdown:
         fields["markdown"] = render(blocks)
+    fields["perplexity"] = score.perplexity if score is not None else None
+    if score is not None and score.lines is not None:
+        fields["line_perplexities"] = score.lines
     removed = {"template_subtrees": cleaned.removed, "template_slots": cleaned.slots}
     if content is not None:
         removed.update(sorted(content.removed.items()))

@@ -226,6 +226,7 @@ def _apply(settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] |
         options.effective_mode, file.spans, problems_logged=True,
         settings=run_settings(options.format, options.effective_mode, options.site_key,
                               options.fit, options.limits),
+        lm=options.lm,
     )
     if not is_remote(settings.output):
         return apply_file(replace(job, output=local_path(target)), profiles=profiles.get)
