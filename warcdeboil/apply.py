@@ -176,14 +176,16 @@ def _apply(
     try:
         with AtomicFile(Path(job.output)) as out:
             sink = _make_sink(job, out, in_codec, source)
+            if scorer is not None:
+                sink = _ScoringSink(sink, scorer, tally)
             if job.page_store is not None and job.format is not OutputFormat.WARC:
                 # Text outputs need only what pass 1 stored: the archive is not read again.
                 for entry in iter_page_store(Path(job.page_store)):
-                    _emit(entry, None, None, keyer, lookup, sink, tally, job.mode, scorer)
+                    _emit(entry, None, None, keyer, lookup, sink, tally, job.mode)
                     if meter is not None:  # pages only: the records between count at the end
                         meter.record(entry.offset, entry.length)
             else:
-                _apply_records(job, keyer, lookup, sink, tally, meter, scorer)
+                _apply_records(job, keyer, lookup, sink, tally, meter)
             sink.close()
     finally:
         source.close()
@@ -198,7 +200,6 @@ def _apply_records(
     sink: _Sink,
     tally: Tally,
     meter: Meter | None,
-    scorer: PageScorer | None,
 ) -> None:
     stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
     pending: PageEntry | None = next(stored, None) if stored is not None else None
@@ -237,7 +238,7 @@ def _apply_records(
                 record.get("WARC-Date") or "", page.charset, len(page.body),
                 analyse(page.markup, structure=job.structure),
             )
-        _emit(entry, record, page, keyer, lookup, sink, tally, job.mode, scorer)
+        _emit(entry, record, page, keyer, lookup, sink, tally, job.mode)
     if tally.records == 0 and not tally.problems and job.spans is None:
         no_records(tally, job.path, seen=seen)
 
@@ -269,20 +270,11 @@ def _emit(
     sink: _Sink,
     tally: Tally,
     mode: Mode,
-    scorer: PageScorer | None = None,
 ) -> None:
     site = keyer(entry.url)
     profile = lookup(site) if lookup is not None and site else None
     cleaned, content, removed_blocks = clean_page(entry.page, profile, mode)
     tally.cleaned += 1
-    score = None
-    if scorer is not None:
-        score = scorer.score(cleaned, content)
-        cleaned, content = score.cleaned, score.content
-        tally.lines_dropped_perplexity += score.lines_dropped
-        if score.page_dropped:  # cleaned, but not written (text outputs only)
-            tally.pages_dropped_perplexity += 1
-            return
     tally.removed_subtrees += cleaned.removed
     tally.removed_slots += cleaned.slots
     tally.removed_blocks += removed_blocks
@@ -293,7 +285,7 @@ def _emit(
         tally.html_bytes_after += len(html)
     else:
         tally.text_chars += len(cleaned.text)
-    sink.page(PageResult(entry, site, cleaned, content, score), record, page, html)
+    sink.page(PageResult(entry, site, cleaned, content), record, page, html)
 
 
 class PageCleaning(NamedTuple):
@@ -374,6 +366,54 @@ class _Sink(ABC):
 
     def close(self) -> None:
         """Flush what is buffered."""
+
+
+class _ScoringSink(_Sink):
+    """Text outputs with --lm: pages gathered a batch at a time, scored together (see
+    ``PageScorer.score_many``), filtered, then passed on in their order."""
+
+    BATCH_PAGES = 256
+    BATCH_CHARS = 1 << 20
+
+    def __init__(self, inner: _Sink, scorer: PageScorer, tally: Tally) -> None:
+        assert not inner.wants_html  # WARC output takes no --lm (Options refuses it)
+        self._inner = inner
+        self._scorer = scorer
+        self._tally = tally
+        self._pending: list[PageResult] = []
+        self._chars = 0
+
+    def begin(self, first: WarcRecord) -> None:
+        self._inner.begin(first)
+
+    def page(
+        self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
+        html: bytes | None,
+    ) -> None:
+        self._pending.append(result)  # text sinks need the result only
+        self._chars += len(result.cleaned.text)
+        if len(self._pending) >= self.BATCH_PAGES or self._chars >= self.BATCH_CHARS:
+            self._flush()
+
+    def _flush(self) -> None:
+        pending, self._pending, self._chars = self._pending, [], 0
+        if not pending:
+            return
+        tally = self._tally
+        scores = self._scorer.score_many([(r.cleaned, r.content) for r in pending])
+        for result, score in zip(pending, scores, strict=True):
+            tally.lines_dropped_perplexity += score.lines_dropped
+            written = 0 if score.page_dropped else len(score.cleaned.text)
+            tally.text_chars -= len(result.cleaned.text) - written  # counted as cleaned
+            if score.page_dropped:  # cleaned, but not written
+                tally.pages_dropped_perplexity += 1
+                continue
+            self._inner.page(PageResult(result.entry, result.site, score.cleaned, score.content,
+                                        score), None, None, None)
+
+    def close(self) -> None:
+        self._flush()
+        self._inner.close()
 
 
 def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) -> _Sink:

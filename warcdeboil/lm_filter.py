@@ -14,6 +14,7 @@ import json
 import os
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,8 @@ from .dom import CleanText
 from .errors import InputError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .lm import LanguageModel
 
 __all__ = ["LINE_REASON", "LmSettings", "PageScore", "PageScorer", "check_model", "load_model"]
@@ -125,11 +128,27 @@ class PageScorer:
     def score(self, cleaned: CleanText, content: Extraction | None) -> PageScore:
         """Score the page's text; drop its lines above ``max_line`` (blocks, when the page has
         them: a block is one line of the text) and judge the page by ``max_page``."""
+        return self.score_many([(cleaned, content)])[0]
+
+    def score_many(self, pages: Sequence[tuple[CleanText, Extraction | None]]) -> list[PageScore]:
+        """``score`` of each page, their lines scored together: one numpy pass for them all
+        costs two thirds of a pass a page (dragnet's pages, measured)."""
+        import numpy as np
+
+        texts = [cleaned.text for cleaned, _ in pages]
+        sums, counts = self.model.line_log10_probs("\n".join(texts))
+        ends = np.cumsum([text.count("\n") + 1 for text in texts]).tolist()
+        starts = [0, *ends[:-1]]
+        return [self._judge(cleaned, content, sums[a:b], counts[a:b])
+                for (cleaned, content), a, b in zip(pages, starts, ends, strict=True)]
+
+    def _judge(self, cleaned: CleanText, content: Extraction | None, sums: np.ndarray,
+               counts: np.ndarray) -> PageScore:
+        """One page's scores from its lines' (sum of log10 p, units predicted)."""
         import numpy as np
 
         settings = self.settings
         text = cleaned.text
-        sums, counts = self.model.line_log10_probs(text)
         spoken = counts > 1  # a line with a unit: an empty line is </s> alone
         scores = np.power(10.0, -sums / counts)
         dropped = 0
