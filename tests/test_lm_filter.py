@@ -136,6 +136,10 @@ def test_filters_drop_exactly_what_is_above_the_limits(
     text_summary = _clean(archive, tmp_path / "wet", "-f", "text", "--lm", str(model_path),
                           *limits)
     conversions = _conversions(tmp_path / "wet")
+    (wet,) = (tmp_path / "wet").glob("*.gz")
+    info = next(iter_records(wet)).block.decode()
+    assert f"max-line-perplexity: {max_line!r}\r\n" in info
+    assert "language-model: dragnet.lm.npz\r\n" in info
     assert conversions == {url: expected_text[url] for url in expected_pages}
     assert text_summary["lines_dropped_perplexity"] == dropped_lines
     assert text_summary["pages_dropped_perplexity"] == len(whole) - len(expected_pages)

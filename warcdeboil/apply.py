@@ -422,7 +422,8 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
         OutputFormat.WARC, OutputFormat.TEXT,
     ):
         dictionary = _train_on(job.path, job.spans)
-    names = (os.path.basename(job.path.rstrip("/")), os.path.basename(job.output), job.settings)
+    settings = job.settings + (job.lm.warcinfo_fields() if job.lm is not None else ())
+    names = (os.path.basename(job.path.rstrip("/")), os.path.basename(job.output), settings)
     if job.format is OutputFormat.WARC:
         return _WarcSink(out, job.codec, in_codec, source, dictionary, names)
     if job.format is OutputFormat.TEXT:

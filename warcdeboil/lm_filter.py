@@ -45,6 +45,16 @@ class LmSettings:
     def filters(self) -> bool:
         return self.max_line is not None or self.max_page is not None
 
+    def warcinfo_fields(self) -> tuple[tuple[str, str], ...]:
+        """What a text output's warcinfo says of the model and filters (the model's file name:
+        its directory differs from one machine to the next)."""
+        fields = [("language-model", os.path.basename(self.model.rstrip("/")))]
+        if self.max_line is not None:
+            fields.append(("max-line-perplexity", repr(self.max_line)))
+        if self.max_page is not None:
+            fields.append(("max-page-perplexity", repr(self.max_page)))
+        return tuple(fields)
+
 
 @dataclass(frozen=True, slots=True)
 class PageScore:
