@@ -198,3 +198,21 @@ def test_usage_errors(model_path: Path, archive: Path, tmp_path: Path,
         result = runner.invoke(app, [*command, "-o", str(tmp_path / "out"), *options])
         assert result.exit_code == 2, (command, result.output)
         assert not (tmp_path / "out").exists()
+
+
+def test_api_pages_carry_the_jsonl_perplexity(
+    model_path: Path, archive: Path, tmp_path: Path
+) -> None:
+    from test_api import _pages
+
+    from warcdeboil import Deboiler
+    from warcdeboil.apply import Mode
+
+    _clean(archive, tmp_path / "out", "-f", "jsonl", "--lm", str(model_path))
+    lines = _jsonl(tmp_path / "out")
+    model = LanguageModel.load(model_path)
+    pages = Deboiler(mode=Mode.CONTENT, language_model=model).fit_transform(_pages([archive]))
+    assert [p.url for p in pages] == [line["url"] for line in lines]
+    assert [p.perplexity for p in pages] == [line["perplexity"] for line in lines]
+    assert sum(p.perplexity is not None for p in pages) > 60
+    assert Deboiler(mode=Mode.CONTENT).fit_transform(_pages([archive]))[0].perplexity is None
