@@ -216,3 +216,22 @@ def test_api_pages_carry_the_jsonl_perplexity(
     assert [p.perplexity for p in pages] == [line["perplexity"] for line in lines]
     assert sum(p.perplexity is not None for p in pages) > 60
     assert Deboiler(mode=Mode.CONTENT).fit_transform(_pages([archive]))[0].perplexity is None
+
+
+def test_a_model_url_is_read_through_fsspec(model_path: Path) -> None:
+    """What Spark executors do with --lm s3://…: the model copied from the URL, then loaded."""
+    fsspec = pytest.importorskip("fsspec")
+    from warcdeboil.errors import InputError
+    from warcdeboil.lm_filter import check_model, load_model
+
+    url = "memory://lm-test/dragnet.lm.npz"
+    with fsspec.open(url, "wb") as fh:
+        fh.write(model_path.read_bytes())
+    try:
+        check_model(url)
+        text = "The minister said on Tuesday that the talks would go on."
+        assert load_model(url).perplexity(text) == LanguageModel.load(model_path).perplexity(text)
+        with pytest.raises(InputError, match="missing.npz"):
+            load_model("memory://lm-test/missing.npz")
+    finally:
+        fsspec.filesystem("memory").rm("/lm-test", recursive=True)
