@@ -36,12 +36,13 @@ def bytecode_env() -> dict[str, str]:
     return env
 
 
-def run_once(archive: Path, fmt: str, env: dict[str, str]) -> dict[str, float]:
+def run_once(archive: Path, fmt: str, env: dict[str, str],
+             extra: tuple[str, ...] = ()) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="warcdeboil-bench-") as out:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(
             [sys.executable, "-m", "warcdeboil", "clean", str(archive), "-o", out,
-             "--format", fmt, "--workers", "1", "--json", "--quiet"],
+             "--format", fmt, "--workers", "1", "--json", "--quiet", *extra],
             check=True, capture_output=True, text=True, env=env,
         )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -61,9 +62,19 @@ def main() -> None:
     parser.add_argument("archive", type=Path)
     parser.add_argument("--format", default="jsonl", choices=["warc", "text", "jsonl"])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--mode", choices=["template", "content"])
+    parser.add_argument("--lm", type=Path, help="time with this language model (--lm)")
+    parser.add_argument("--baseline", action="store_true", help="with --lm: also time runs "
+                        "without it, alternating with those with it (a loaded machine drifts)")
     args = parser.parse_args()
     env = bytecode_env()
-    runs = [run_once(args.archive, args.format, env) for _ in range(args.repeat)]
+    extra: tuple[str, ...] = ("--mode", args.mode) if args.mode else ()
+    if args.lm is not None and args.baseline:
+        _compare(args.archive, args.format, env, extra, args.lm, args.repeat)
+        return
+    if args.lm is not None:
+        extra += ("--lm", str(args.lm))
+    runs = [run_once(args.archive, args.format, env, extra) for _ in range(args.repeat)]
     best = max(runs, key=lambda r: r["pages_per_cpu_second"])
     for i, r in enumerate(runs, 1):
         print(f"run {i}: {r['pages']} pages, {r['cpu_seconds']:.2f} CPU-s, "
@@ -71,6 +82,24 @@ def main() -> None:
     median = sorted(r["pages_per_cpu_second"] for r in runs)[len(runs) // 2]
     print(f"{args.archive.name} --format {args.format}: median {median:.0f} pages/CPU-s "
           f"(best {best['pages_per_cpu_second']:.0f}), peak RSS {best['peak_rss_mb']:.0f} MB")
+
+
+def _compare(archive: Path, fmt: str, env: dict[str, str], extra: tuple[str, ...], model: Path,
+             repeat: int) -> None:
+    """CPU of runs without and with --lm, alternating; the added cost of each pair."""
+    pairs = []
+    for i in range(repeat):
+        plain = run_once(archive, fmt, env, extra)["cpu_seconds"]
+        scored = run_once(archive, fmt, env, extra + ("--lm", str(model)))["cpu_seconds"]
+        pairs.append((plain, scored))
+        print(f"pair {i + 1}: {plain:.2f} CPU-s without, {scored:.2f} with --lm "
+              f"({100 * (scored / plain - 1):+.1f} %)")
+    plain_median = sorted(p for p, _ in pairs)[len(pairs) // 2]
+    scored_median = sorted(s for _, s in pairs)[len(pairs) // 2]
+    added = sorted(100 * (s / p - 1) for p, s in pairs)
+    print(f"{archive.name} --format {fmt}: median {plain_median:.2f} CPU-s without --lm, "
+          f"{scored_median:.2f} with ({100 * (scored_median / plain_median - 1):+.1f} %); "
+          f"added per pair from {added[0]:+.1f} % to {added[-1]:+.1f} %")
 
 
 if __name__ == "__main__":

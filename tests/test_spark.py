@@ -282,3 +282,27 @@ def test_resume_skips_the_inputs_whose_output_exists(spark, tmp_path: Path) -> N
         assert again.to_dict()["pages"] == sum(1 for _ in fh)
     nothing = run_spark([str(FIXTURES / "crawl")], str(out), options, session=spark, resume=True)
     assert (nothing.resumed, nothing.files) == (2, [])
+
+
+def test_a_language_model_scores_and_filters_as_the_local_run(spark, tmp_path: Path) -> None:
+    """--lm reaches the executors (a local path: local[2] shares this file system)."""
+    from warcdeboil.lm import LanguageModel
+    from warcdeboil.lm_filter import LmSettings
+
+    with gzip.open(shared_file("eval", "dragnet.gold.jsonl.gz"), "rt", encoding="utf-8") as fh:
+        texts = [json.loads(line)["gold"] for line, _ in zip(fh, range(200), strict=False)]
+    model = tmp_path / "model.npz"
+    LanguageModel.train(texts).save(model)
+    options = Options(workers=1, format=OutputFormat.JSONL,
+                      lm=LmSettings(str(model), line_scores=True, max_line=2000.0,
+                                    max_page=3000.0))
+    local, distributed = _both(spark, FIXTURES / "crawl", tmp_path, options)
+    _assert_same_outputs(local, distributed)
+    pages = []
+    for path in local.rglob("*.jsonl.gz"):
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            pages += [json.loads(line) for line in fh]
+    assert pages and all(p["perplexity"] is None or p["perplexity"] <= 3000 for p in pages)
+    assert any(p["perplexity"] is not None for p in pages)
+    summary = clean([FIXTURES / "crawl"], tmp_path / "again", options).to_dict()
+    assert summary["lines_dropped_perplexity"] > 0

@@ -21,18 +21,22 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .apply import Mode, clean_document, clean_page, page_fields
 from .dom import PageSignature, analyse, page_signature
 from .fit import FitParams, SiteProfile, fit_site
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 
+if TYPE_CHECKING:
+    from .lm import LanguageModel
+
 __all__ = ["CleanPage", "Deboiler"]
 
 Page = tuple[str, "str | bytes"]
 _JSONL_FIELDS = ("description", "canonical_url", "language", "language_confidence",
-                 "html_lang", "breadcrumbs", "headings", "lists", "markdown", "removed")
+                 "html_lang", "breadcrumbs", "headings", "lists", "markdown", "perplexity",
+                 "removed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +61,7 @@ class CleanPage:
     headings: list[dict[str, Any]] = field(default_factory=list)  # level, text
     lists: list[list[str]] = field(default_factory=list)  # runs of list items
     markdown: str = ""
+    perplexity: float | None = None  # under the Deboiler's language model, if it has one
     removed: dict[str, int] = field(default_factory=dict)  # counts by reason, as in JSONL
 
 
@@ -65,9 +70,10 @@ class Deboiler:
 
     def __init__(
         self, *, site_key: SiteKeyMode = SiteKeyMode.HOST, params: FitParams | None = None,
-        mode: Mode = Mode.TEMPLATE,
+        mode: Mode = Mode.TEMPLATE, language_model: LanguageModel | None = None,
     ) -> None:
         self.mode = Mode(mode)
+        self.language_model = language_model  # scores each page's text (``perplexity``)
         self.site_key = SiteKeyMode(site_key)
         self.params = params or FitParams()
         self.profiles_: dict[str, SiteProfile] = {}
@@ -92,13 +98,19 @@ class Deboiler:
 
     def transform(self, pages: Iterable[Page], *, html: bool = False) -> Iterator[CleanPage]:
         """Clean each page with its site's profile (pages of unknown sites pass unchanged)."""
+        from .lm_filter import LmSettings, PageScorer
+
+        scorer = None
+        if self.language_model is not None:
+            scorer = PageScorer(LmSettings("in memory"), self.language_model)
         for url, markup in pages:
             site = self._keyer(url)
             profile = self.profiles_.get(site)
             page = analyse(markup, structure=True)
             cleaned, content, _ = clean_page(page, profile, self.mode)
             document = clean_document(markup, page, profile) if html else None
-            fields = page_fields(page, cleaned, content, markdown=True)
+            score = scorer.score(cleaned, content) if scorer is not None else None
+            fields = page_fields(page, cleaned, content, markdown=True, score=score)
             extra: dict[str, Any] = {name: fields[name] for name in _JSONL_FIELDS}
             yield CleanPage(
                 url, site, page.title, cleaned.text, document, cleaned.removed, cleaned.slots,

@@ -40,6 +40,7 @@ from .dom import (
 from .errors import ConfigError, InputError, RecordError
 from .fit import SiteProfile
 from .language import identify, iso639_3, primary_subtag
+from .lm_filter import LmSettings, PageScore, PageScorer
 from .markdown import render
 from .meter import Meter, Report, input_bytes
 from .names import escape_name
@@ -130,6 +131,7 @@ class ApplyJob:
     problems_logged: bool = False  # pass 1 read the same records and logged their problems
     settings: tuple[tuple[str, str], ...] = ()  # options named in the output's warcinfo
     links: str | None = None  # WARC output: where its links files go (see relink.LinkLog)
+    lm: LmSettings | None = None  # --lm: perplexity scores, and its filters
 
     @property
     def structure(self) -> bool:
@@ -167,6 +169,8 @@ def _apply(
     job: ApplyJob, tally: Tally, meter: Meter | None, lookup: ProfileLookup | None,
 ) -> None:
     keyer = SiteKeyer(job.site_key)
+    # The model is loaded once for the file, before its first record is read.
+    scorer = PageScorer(job.lm) if job.lm is not None else None
     store = None
     if lookup is None and job.profiles_dir:
         store = ProfileReader(Path(job.profiles_dir), job.partitions)
@@ -175,6 +179,8 @@ def _apply(
     try:
         with AtomicFile(Path(job.output)) as out:
             sink = _make_sink(job, out, in_codec, source)
+            if scorer is not None:
+                sink = _ScoringSink(sink, scorer, tally)
             try:
                 _fill(job, sink, keyer, lookup, tally, meter)
             except BaseException:
@@ -349,6 +355,7 @@ class PageResult:
     site: str
     cleaned: CleanText
     content: Extraction | None  # blocks kept (and why others went), when pages have structure
+    score: PageScore | None = None  # with --lm
 
 
 class _Sink(ABC):
@@ -379,13 +386,65 @@ class _Sink(ABC):
         """The output will not be kept: drop what was written beside it."""
 
 
+class _ScoringSink(_Sink):
+    """Text outputs with --lm: pages gathered a batch at a time, scored together (see
+    ``PageScorer.score_many``), filtered, then passed on in their order."""
+
+    BATCH_PAGES = 256
+    BATCH_CHARS = 1 << 20
+
+    def __init__(self, inner: _Sink, scorer: PageScorer, tally: Tally) -> None:
+        assert not inner.wants_html  # WARC output takes no --lm (Options refuses it)
+        self._inner = inner
+        self._scorer = scorer
+        self._tally = tally
+        self._pending: list[PageResult] = []
+        self._chars = 0
+
+    def begin(self, first: WarcRecord) -> None:
+        self._inner.begin(first)
+
+    def page(
+        self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
+        html: bytes | None,
+    ) -> None:
+        self._pending.append(result)  # text sinks need the result only
+        self._chars += len(result.cleaned.text)
+        if len(self._pending) >= self.BATCH_PAGES or self._chars >= self.BATCH_CHARS:
+            self._flush()
+
+    def _flush(self) -> None:
+        pending, self._pending, self._chars = self._pending, [], 0
+        if not pending:
+            return
+        tally = self._tally
+        scores = self._scorer.score_many([(r.cleaned, r.content) for r in pending])
+        for result, score in zip(pending, scores, strict=True):
+            tally.lines_dropped_perplexity += score.lines_dropped
+            written = 0 if score.page_dropped else len(score.cleaned.text)
+            tally.text_chars -= len(result.cleaned.text) - written  # counted as cleaned
+            if score.page_dropped:  # cleaned, but not written
+                tally.pages_dropped_perplexity += 1
+                continue
+            self._inner.page(PageResult(result.entry, result.site, score.cleaned, score.content,
+                                        score), None, None, None)
+
+    def close(self) -> None:
+        self._flush()
+        self._inner.close()
+
+    def discard(self) -> None:
+        self._inner.discard()
+
+
 def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) -> _Sink:
     dictionary = None
     if job.zstd_dictionary and job.codec is Codec.ZSTD and job.format in (
         OutputFormat.WARC, OutputFormat.TEXT,
     ):
         dictionary = _train_on(job.path, job.spans)
-    names = (os.path.basename(job.path.rstrip("/")), os.path.basename(job.output), job.settings)
+    settings = job.settings + (job.lm.warcinfo_fields() if job.lm is not None else ())
+    names = (os.path.basename(job.path.rstrip("/")), os.path.basename(job.output), settings)
     if job.format is OutputFormat.WARC:
         links = LinkLog(Path(job.links)) if job.links else None
         return _WarcSink(out, job.codec, in_codec, source, dictionary, names, links)
@@ -618,7 +677,8 @@ class _JsonlSink(_Sink):
             "date": entry.date,
             "charset": entry.charset,
         }
-        obj.update(page_fields(entry.page, result.cleaned, result.content, self._markdown))
+        obj.update(page_fields(entry.page, result.cleaned, result.content, self._markdown,
+                               result.score))
         obj["html_bytes_before"] = entry.html_bytes_before
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
@@ -629,10 +689,12 @@ class _JsonlSink(_Sink):
 
 
 def page_fields(
-    page: PageText, cleaned: CleanText, content: Extraction | None, markdown: bool
+    page: PageText, cleaned: CleanText, content: Extraction | None, markdown: bool,
+    score: PageScore | None = None,
 ) -> dict[str, object]:
     """What JSONL output says of a cleaned page beyond its record (title to removed, in the
-    JSONL's order); the in-memory API's pages carry the same."""
+    JSONL's order); the in-memory API's pages carry the same. ``score``: its perplexity (--lm),
+    and each line's when they were asked for."""
     meta = page.meta
     guess = identify(cleaned.text)
     fields: dict[str, object] = {
@@ -652,6 +714,9 @@ def page_fields(
     fields["text"] = cleaned.text
     if markdown:
         fields["markdown"] = render(blocks)
+    fields["perplexity"] = score.perplexity if score is not None else None
+    if score is not None and score.lines is not None:
+        fields["line_perplexities"] = score.lines
     removed = {"template_subtrees": cleaned.removed, "template_slots": cleaned.slots}
     if content is not None:
         removed.update(sorted(content.removed.items()))

@@ -115,6 +115,25 @@ ReportDir = Annotated[
     typer.Option("--report", help="Also write a report of what was removed (static HTML, "
                  "open DIR/index.html) to this directory."),
 ]
+LmModel = Annotated[
+    str | None,
+    typer.Option("--lm", help="A language model (`lm train`, or ARPA): each page's perplexity "
+                 "in JSONL; needed by the options below. A path (on Spark, one every executor "
+                 "can read) or a URL."),
+]
+LinePerplexity = Annotated[
+    bool, typer.Option("--line-perplexity", help="JSONL: also each line's perplexity.")
+]
+MaxLinePerplexity = Annotated[
+    float | None,
+    typer.Option("--max-line-perplexity", min=0.0, help="Drop lines of higher perplexity "
+                 "from the text (text outputs)."),
+]
+MaxPagePerplexity = Annotated[
+    float | None,
+    typer.Option("--max-page-perplexity", min=0.0, help="Drop pages of higher perplexity "
+                 "(after the line filter; text outputs)."),
+]
 
 
 class Engine(str, enum.Enum):
@@ -317,6 +336,8 @@ def _tally_summary(inputs: int, tallies: list[Any]) -> dict[str, Any]:
         "carried": total.carried, "skipped": total.skipped,
         "html_bytes_before": total.html_bytes_before, "html_bytes_after": total.html_bytes_after,
         "text_chars": total.text_chars, "pages_indexed": total.indexed,
+        "lines_dropped_perplexity": total.lines_dropped_perplexity,
+        "pages_dropped_perplexity": total.pages_dropped_perplexity,
         "problems": dict(sorted(total.problems.items())),
         "files": [t.to_dict() for t in sorted(tallies, key=lambda t: t.path)],
         "outputs": sorted(t.output for t in tallies if t.output),
@@ -387,6 +408,10 @@ def clean(
                                  "registered domains, one a line; only their records.")
     ] = None,
     report: ReportDir = None,
+    lm: LmModel = None,
+    line_perplexity: LinePerplexity = False,
+    max_line_perplexity: MaxLinePerplexity = None,
+    max_page_perplexity: MaxPagePerplexity = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -420,6 +445,8 @@ def clean(
             min_occurrence=min_occurrence, max_iou=max_iou, run_size=run_size,
             zstd_dictionary=zstd_dict, fail_fast=_fail_fast(on_error),
             limits=PageLimits(max_page_mb << 20, max_page_tags, max_page_depth),
+            lm=_lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
+                            max_page_perplexity),
         )
         reporter = (_Reporter(report, quiet, options.worker_count) if report is not None
                     else None)
@@ -451,6 +478,33 @@ def _usable(fmt: OutputFormat, mode: Mode | None) -> None:
             "--mode content writes text: use --format jsonl, text or markdown (WARC output "
             "keeps the HTML and removes the template only)", param_hint="--mode",
         )
+
+
+def _lm_settings(
+    fmt: OutputFormat, model: str | None, line_scores: bool, max_line: float | None,
+    max_page: float | None,
+) -> Any:
+    """The run's language model settings (None without --lm), the model read once here so
+    that a missing or damaged one stops the run before any record is read."""
+    if model is None:
+        for given, name in ((line_scores, "--line-perplexity"),
+                            (max_line is not None, "--max-line-perplexity"),
+                            (max_page is not None, "--max-page-perplexity")):
+            if given:
+                raise typer.BadParameter("needs --lm MODEL", param_hint=name)
+        return None
+    if fmt is OutputFormat.WARC:
+        raise typer.BadParameter(
+            "perplexity scores and filters are for text outputs: use --format jsonl, text or "
+            "markdown (WARC output keeps every page)", param_hint="--lm",
+        )
+    if line_scores and fmt is OutputFormat.TEXT:
+        raise typer.BadParameter("JSONL writes line scores: use --format jsonl or markdown",
+                                 param_hint="--line-perplexity")
+    from .lm_filter import LmSettings, check_model
+
+    check_model(model)
+    return LmSettings(model, line_scores, max_line, max_page)
 
 
 def _is_url(location: str) -> bool:
@@ -603,6 +657,10 @@ def apply(
     zstd_dict: ZstdDict = False,
     json_summary: JsonSummary = False,
     report: ReportDir = None,
+    lm: LmModel = None,
+    line_perplexity: LinePerplexity = False,
+    max_line_perplexity: MaxLinePerplexity = None,
+    max_page_perplexity: MaxPagePerplexity = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -616,6 +674,8 @@ def apply(
         options = _options(
             format=fmt, mode=mode, compress=compress, workers=workers, max_iou=0.95,
             min_occurrence=1, zstd_dictionary=zstd_dict,
+            lm=_lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
+                            max_page_perplexity),
         )
         found = discover_inputs(inputs, exclude=local_output_dir(output))
         with _Bars(not quiet and sys.stderr.isatty()) as bars:

@@ -27,6 +27,7 @@ from .compression import Codec
 from .errors import ConfigError, JobError, WarcDeboilError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
+from .lm_filter import LmSettings
 from .meter import input_bytes
 from .names import escape_name
 from .pages import PageLimits
@@ -94,6 +95,7 @@ class Options:
     zstd_dictionary: bool = False  # zstd output: train a dictionary on each input's records
     fail_fast: bool = False  # --on-error fail: the first bad record or input stops the run
     mode: Mode | None = None  # None: the format's default (see apply.default_mode)
+    lm: LmSettings | None = None  # --lm: perplexity scores and filters (text outputs)
 
     def __post_init__(self) -> None:
         if self.format is OutputFormat.WARC and self.mode is Mode.CONTENT:
@@ -101,6 +103,9 @@ class Options:
                 "--mode content writes text: use --format jsonl, text or markdown "
                 "(WARC output keeps the HTML and removes the template only)"
             )
+        if self.format is OutputFormat.WARC and self.lm is not None:
+            raise ConfigError("--lm scores and filters text: use --format jsonl, text or "
+                              "markdown (WARC output keeps every page)")
 
     @property
     def effective_mode(self) -> Mode:
@@ -201,6 +206,8 @@ class RunSummary:
             "removed_subtrees": self.apply.removed_subtrees,
             "removed_slots": self.apply.removed_slots,
             "removed_blocks": self.apply.removed_blocks,
+            "lines_dropped_perplexity": self.apply.lines_dropped_perplexity,
+            "pages_dropped_perplexity": self.apply.pages_dropped_perplexity,
             "repeated_blocks": self.fit.repeated_blocks,
             "template_slots": self.fit.template_slots,
             "problems": dict(sorted(total.problems.items())),
@@ -620,7 +627,7 @@ def apply_profiles(
             plan.codec, str(profiles_dir) if profiles_dir else None, partitions, site_key,
             options.limits, str(page_stores[i]) if page_stores is not None else None,
             options.zstd_dictionary, options.fail_fast, options.effective_mode,
-            spans[i] if spans is not None else None, settings=settings,
+            spans[i] if spans is not None else None, settings=settings, lm=options.lm,
             links=str(linked[i][2]) if linked else None,
         ))
 

@@ -45,6 +45,8 @@ class Tally:
     removed_subtrees: int = 0
     removed_slots: int = 0  # template slots (role elements whose slot the site repeats)
     removed_blocks: int = 0  # repeated blocks; in content mode, blocks judged not main content
+    lines_dropped_perplexity: int = 0  # --max-line-perplexity: lines above it (text outputs)
+    pages_dropped_perplexity: int = 0  # --max-page-perplexity: cleaned pages not written
     problems: Counter[str] = field(default_factory=Counter)
 
     def problem(self, reason: str) -> None:
@@ -57,7 +59,7 @@ class Tally:
     def merge(self, other: Tally) -> None:
         for name in ("records", "cleaned", "carried", "skipped", "indexed", "html_bytes_before",
                      "html_bytes_after", "text_chars", "removed_subtrees", "removed_slots",
-                     "removed_blocks"):
+                     "removed_blocks", "lines_dropped_perplexity", "pages_dropped_perplexity"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.problems.update(other.problems)
 

@@ -316,6 +316,7 @@ def _apply(
         settings=run_settings(options.format, options.effective_mode, options.site_key,
                               options.fit, options.limits),
         links=str(links) if links is not None else None,
+        lm=options.lm,
     )
     if not is_remote(settings.output):
         return apply_file(replace(job, output=local_path(target)), profiles=profiles.get), name
