@@ -220,6 +220,7 @@ class Guess(NamedTuple):
 
 
 _UNSURE = Guess("", 0.0)
+_SUBTAG_END = re.compile(r"[-_]")  # what ends a BCP 47 tag's primary subtag (or a POSIX locale's)
 
 
 def detect(text: str) -> str:
@@ -327,5 +328,5 @@ def primary_subtag(tag: str) -> str:
     >>> primary_subtag(" pt_BR ")
     'pt'
     """
-    head = re.split(r"[-_]", tag.strip(), maxsplit=1)[0].lower()
+    head = _SUBTAG_END.split(tag.strip(), maxsplit=1)[0].lower()
     return head if 2 <= len(head) <= 3 and head.isalpha() else ""
