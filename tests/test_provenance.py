@@ -249,10 +249,10 @@ def test_relinked_outputs_are_the_same_for_any_workers(tmp_path: Path, write_arc
     assert runs[0] == runs[1]
 
 
-def test_resume_relinks_outputs_written_before(tmp_path: Path, write_archive,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run ended after writing its outputs, before pointing revisits across them: --resume
-    writes the missing output and relinks the one it skips too."""
+def _interrupted_run(tmp_path: Path, write_archive, monkeypatch: pytest.MonkeyPatch,
+                     module: object, name: str) -> tuple[Path, Path, Path, dict[str, bytes]]:
+    """A run of two inputs interrupted (KeyboardInterrupt) where ``module.name`` is called:
+    its inputs, output and work directories, and the outputs of the same run uninterrupted."""
     inputs, _ = _two_inputs(tmp_path, write_archive, Codec.GZIP)
     clean([inputs], tmp_path / "full", Options(workers=1))
     expected = {p.name: p.read_bytes() for p in (tmp_path / "full").iterdir()}
@@ -262,9 +262,18 @@ def test_resume_relinks_outputs_written_before(tmp_path: Path, write_archive,
 
     out, work = tmp_path / "out", tmp_path / "work"
     with monkeypatch.context() as patch:
-        patch.setattr(pipeline, "relink", interrupted)
+        patch.setattr(module, name, interrupted)
         with pytest.raises(KeyboardInterrupt):
             clean([inputs], out, Options(workers=1), work_dir=work)
+    return inputs, out, work, expected
+
+
+def test_resume_relinks_outputs_written_before(tmp_path: Path, write_archive,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run ended after writing its outputs, before pointing revisits across them: --resume
+    writes the missing output and relinks the one it skips too."""
+    inputs, out, work, expected = _interrupted_run(tmp_path, write_archive, monkeypatch,
+                                                   pipeline, "relink")
     assert (out / "b.warc.gz").read_bytes() != expected["b.warc.gz"]  # not yet relinked
     (out / "a.warc.gz").unlink()
     summary = clean([inputs], out, Options(workers=1), work_dir=work, resume=True)
@@ -279,18 +288,8 @@ def test_resume_after_a_kill_between_an_output_and_its_links_file(
         tmp_path: Path, write_archive, monkeypatch: pytest.MonkeyPatch) -> None:
     """Killed after an output was relinked, before its links file said where its records moved:
     the next relink finds its revisits by id and leaves the output as it is."""
-    inputs, _ = _two_inputs(tmp_path, write_archive, Codec.GZIP)
-    clean([inputs], tmp_path / "full", Options(workers=1))
-    expected = {p.name: p.read_bytes() for p in (tmp_path / "full").iterdir()}
-
-    def killed(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    out, work = tmp_path / "out", tmp_path / "work"
-    with monkeypatch.context() as patch:
-        patch.setattr(relink_module, "_rewrite", killed)
-        with pytest.raises(KeyboardInterrupt):
-            clean([inputs], out, Options(workers=1), work_dir=work)
+    inputs, out, work, expected = _interrupted_run(tmp_path, write_archive, monkeypatch,
+                                                   relink_module, "_rewrite")
     assert (out / "b.warc.gz").read_bytes() == expected["b.warc.gz"]  # relinked, links stale
     (out / "a.warc.gz").unlink()
     clean([inputs], out, Options(workers=1), work_dir=work, resume=True)
