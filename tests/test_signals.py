@@ -119,6 +119,23 @@ def finished(out: Path) -> list[str]:
     return sorted(p.name for p in out.iterdir()) if out.exists() else []
 
 
+def stopped_during_the_write(run: subprocess.Popen[str], sig: signal.Signals, status: int,
+                             out: Path, tmp: Path, *, group: bool = False) -> list[str]:
+    """Stops ``run`` with ``sig`` and checks it exited at once with ``status``, said how many
+    outputs it finished and left neither partial outputs nor a work directory: the finished."""
+    code, stderr, took = stop(run, sig, group=group)
+    done = finished(out)
+    assert code == status
+    assert stderr.splitlines() == [
+        f"warcdeboil: interrupted ({sig.name}) during write: {len(done)} of {INPUTS} outputs "
+        "finished, no partial ones left; work directory removed"
+    ]
+    assert took < STOPPED_WITHIN
+    assert all(not name.endswith(".part") for name in done)
+    assert list(tmp.iterdir()) == []
+    return done
+
+
 def test_sigterm_during_the_scan(big_crawl: Path, tmp_path: Path) -> None:
     out, tmp = tmp_path / "out", tmp_path / "tmp"
     run = start([str(big_crawl), "-o", str(out), "-j", "2"], tmp)
@@ -141,17 +158,8 @@ def test_sigterm_during_the_write(big_crawl: Path, tmp_path: Path, workers: str)
     run = start([str(big_crawl), "-o", str(out), "-j", workers, "--compress", "gzip"], tmp)
     wait_for(lambda: any(p.suffix == ".gz" for p in out.glob("*")), run)
     assert len(children(run.pid)) == (0 if workers == "1" else 3)  # 2 workers, 1 queue manager
-    status, stderr, took = stop(run, signal.SIGTERM)
-    done = finished(out)
-    assert status == 143
-    assert stderr.splitlines() == [
-        f"warcdeboil: interrupted (SIGTERM) during write: {len(done)} of {INPUTS} outputs "
-        "finished, no partial ones left; work directory removed"
-    ]
-    assert took < STOPPED_WITHIN
+    done = stopped_during_the_write(run, signal.SIGTERM, 143, out, tmp)
     assert 1 <= len(done) < INPUTS
-    assert all(not name.endswith(".part") for name in done)
-    assert list(tmp.iterdir()) == []
     for name in done:  # a finished output is whole: every record reads back
         assert sum(1 for _ in iter_records(out / name)) == 1 + PAGES + BLOBS  # warcinfo
 
@@ -161,16 +169,7 @@ def test_ctrl_c_in_a_terminal_during_the_write(big_crawl: Path, tmp_path: Path) 
     out, tmp = tmp_path / "out", tmp_path / "tmp"
     run = start([str(big_crawl), "-o", str(out), "-j", "2", "--compress", "gzip"], tmp)
     wait_for(lambda: any(p.name.endswith(".part") for p in out.glob(".*")), run)
-    status, stderr, took = stop(run, signal.SIGINT, group=True)
-    done = finished(out)
-    assert status == 130
-    assert stderr.splitlines() == [
-        f"warcdeboil: interrupted (SIGINT) during write: {len(done)} of {INPUTS} outputs "
-        "finished, no partial ones left; work directory removed"
-    ]
-    assert took < STOPPED_WITHIN
-    assert all(not name.endswith(".part") for name in done)
-    assert list(tmp.iterdir()) == []
+    stopped_during_the_write(run, signal.SIGINT, 130, out, tmp, group=True)
 
 
 def test_resume_after_sigterm_writes_what_an_uninterrupted_run_writes(
