@@ -19,12 +19,12 @@ from typing import IO
 import zstandard
 
 from ..errors import InputError
+from ..remote import ARCHIVE_SUFFIXES
 
 __all__ = ["TextSources", "input_kind"]
 
 log = logging.getLogger(__name__)
 
-_ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".warc.zst", ".arc", ".arc.gz")
 _JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json.gz", ".ndjson")
 BLOCK_CHARS = 1 << 20  # plain text is handed on in blocks of about this many characters
 
@@ -32,7 +32,7 @@ BLOCK_CHARS = 1 << 20  # plain text is handed on in blocks of about this many ch
 def input_kind(path: str) -> str:
     """``archive``, ``jsonl``, or ``text`` (anything else, ``-`` for standard input)."""
     name = path.lower()
-    if os.path.isdir(path) or name.endswith(_ARCHIVE_SUFFIXES):
+    if os.path.isdir(path) or name.endswith(ARCHIVE_SUFFIXES):
         return "archive"
     if name.endswith(_JSONL_SUFFIXES):
         return "jsonl"
