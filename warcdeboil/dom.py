@@ -34,6 +34,8 @@ __all__ = [
     "BLOCK_SPLIT",
     "CANDIDATE_TAGS",
     "INLINE_MARKS",
+    "SLOT_CUT",
+    "SUBTREE_CUT",
     "PageSignature",
     "PageText",
     "analyse",
@@ -44,6 +46,7 @@ __all__ = [
     "page_signature",
     "plain_block_digests",
     "remove_repeated",
+    "template_cuts",
 ]
 
 # Subtrees that can be template: deboiler's block tags plus aside, section, lists and tables (which
@@ -754,29 +757,48 @@ class Removal(NamedTuple):
     slots: int  # template slots removed (role elements whose slot the site repeats)
 
 
+SUBTREE_CUT = 0
+SLOT_CUT = 1
+
+
+def template_cuts(
+    page: PageText, template: Collection[int], slots: Collection[int] = ()
+) -> tuple[list[tuple[int, int, int, int]], int, int]:
+    """What :func:`remove_template` cuts: the outermost stretches of ``marked`` to remove, in
+    order, as (start, end, :data:`SUBTREE_CUT` or :data:`SLOT_CUT`, the candidate's index or the
+    role mark's ordinal); then how many candidates and slots were doomed, nested ones included."""
+    doomed = _doomed(page, template)
+    spans = page.spans
+    found = [(spans[2 * i], spans[2 * i + 1], SUBTREE_CUT, i) for i in doomed]
+    doomed_slots = _doomed_slots(page, slots)
+    found += [(start, end, SLOT_CUT, k) for start, end, k in doomed_slots]
+    cuts = []
+    kept_from = 0
+    for cut in sorted(found):
+        if cut[0] < kept_from or cut[1] <= cut[0]:
+            continue  # inside a removed ancestor (or never closed)
+        cuts.append(cut)
+        kept_from = cut[1]
+    return cuts, len(doomed), len(doomed_slots)
+
+
 def remove_template(
     page: PageText, template: Collection[int], slots: Collection[int] = ()
 ) -> Removal:
     """The marked text without the candidates whose hash is in ``template`` and the role
     elements whose slot is in ``slots`` (see :func:`_doomed_slots`)."""
-    doomed = _doomed(page, template)
-    spans = page.spans
-    cuts = [(spans[2 * i], spans[2 * i + 1]) for i in doomed]
-    doomed_slots = _doomed_slots(page, slots)
-    cuts += [(start, end) for start, end, _ in doomed_slots]
+    cuts, subtrees, slot_count = template_cuts(page, template, slots)
     marked = page.marked
     if cuts:
         pieces: list[bytes] = []
         kept_from = 0
-        for start, end in sorted(cuts):
-            if start < kept_from or end <= start:
-                continue  # inside a removed ancestor (or never closed)
+        for start, end, _, _ in cuts:
             pieces.append(marked[kept_from:start])
             pieces.append(_LINE_BYTES)  # the text around a removed block stays two blocks
             kept_from = end
         pieces.append(marked[kept_from:])
         marked = b"".join(pieces)
-    return Removal(marked, len(doomed), len(doomed_slots))
+    return Removal(marked, subtrees, slot_count)
 
 
 def plain_text(marked: str, structured: bool) -> str:

@@ -28,11 +28,12 @@ from ..dom import (
     BLOCK_SPLIT,
     LINE,
     ROLE_COMMENTS,
+    SUBTREE_CUT,
     PageText,
     inline_as_spaces,
     plain_block_digests,
+    template_cuts,
 )
-from ..dom import _doomed_slots as doomed_slots  # the slots remove_template cuts, same rules
 from ..fit import SiteProfile
 
 __all__ = ["REASONS", "SLOT", "SUBTREE", "AnnotatedPage", "Line", "annotate"]
@@ -73,22 +74,9 @@ def _cuts(page: PageText, profile: SiteProfile | None) -> list[tuple[int, int, s
     (start, end, reason, digest)."""
     if profile is None:
         return []
-    template, slots = profile.template, profile.template_slots
-    spans = page.spans
-    found = [(spans[2 * i], spans[2 * i + 1], SUBTREE, digest)
-             for i, digest in enumerate(page.hashes) if digest and digest in template]
-    found += [(start, end, SLOT, page.slots[k])
-              for start, end, k in doomed_slots(page, slots)]
-    found.sort(key=lambda cut: (cut[0], cut[1]))
-    cuts = []
-    kept_from = 0
-    for cut in found:
-        start, end = cut[0], cut[1]
-        if start < kept_from or end <= start:
-            continue  # inside a cut ancestor (or never closed): remove_template skips it too
-        cuts.append(cut)
-        kept_from = end
-    return cuts
+    cuts, _, _ = template_cuts(page, profile.template, profile.template_slots)
+    return [(start, end, SUBTREE, page.hashes[i]) if kind == SUBTREE_CUT
+            else (start, end, SLOT, page.slots[i]) for start, end, kind, i in cuts]
 
 
 def _texts(marked: bytes) -> list[str]:
