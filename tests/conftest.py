@@ -190,3 +190,13 @@ def spark():
     })
     yield session
     session.stop()
+
+
+@pytest.fixture
+def crawl(tmp_path: Path, write_archive: ArchiveBuilder) -> Path:
+    """A directory holding one archive, ``a.warc.gz``, of :func:`synthetic_crawl` (modules that
+    need other inputs define their own ``crawl``)."""
+    src = tmp_path / "crawl"
+    src.mkdir()
+    write_archive(src / "a.warc.gz", synthetic_crawl(), Codec.GZIP)
+    return src

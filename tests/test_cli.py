@@ -18,14 +18,6 @@ from warcdeboil.compression import Codec
 runner = CliRunner()
 
 
-@pytest.fixture
-def crawl(tmp_path: Path, write_archive) -> Path:
-    src = tmp_path / "crawl"
-    src.mkdir()
-    write_archive(src / "a.warc.gz", synthetic_crawl(), Codec.GZIP)
-    return src
-
-
 def test_clean_writes_one_output_per_input_and_a_summary(crawl: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["clean", str(crawl), "-o", str(tmp_path / "out"), "-j", "1",
                                  "--json"])

@@ -29,14 +29,6 @@ runner = CliRunner()
 _HREF = re.compile(r'(?:href|src)="([^"]*)"')
 
 
-@pytest.fixture
-def crawl(tmp_path: Path, write_archive) -> Path:
-    src = tmp_path / "crawl"
-    src.mkdir()
-    write_archive(src / "a.warc.gz", synthetic_crawl(), Codec.GZIP)
-    return src
-
-
 def _run(*args: str) -> dict:
     result = runner.invoke(app, [*args, "-j", "1"] if args[0] == "clean" else list(args))
     assert result.exit_code == 0, result.output
