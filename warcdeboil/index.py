@@ -34,6 +34,7 @@ __all__ = [
     "iter_partition",
     "merge_runs",
     "partition_of",
+    "write_run",
 ]
 
 _FRAME = struct.Struct("<II")
@@ -154,11 +155,7 @@ class RunWriter:
         for partition, items in groupby(self._pending, key=lambda item: item[0]):
             path = self.run_path(partition)
             path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "wb") as out:
-                for _, key, payload in items:
-                    out.write(_FRAME.pack(len(key), len(payload)))
-                    out.write(key)
-                    out.write(payload)
+            write_run(path, ((key, payload) for _, key, payload in items))
             self.written.append(path)
         self._runs += 1
         self._pending = []
@@ -166,6 +163,15 @@ class RunWriter:
 
     def run_path(self, partition: int) -> Path:
         return self.directory / f"p{partition:04d}" / f"f{self.file_id:06d}-r{self._runs:04d}.run"
+
+
+def write_run(path: Path, pairs: Iterable[tuple[bytes, bytes]]) -> None:
+    """Write (key, payload) pairs, already in key order, as one run file."""
+    with open(path, "wb") as out:
+        for key, payload in pairs:
+            out.write(_FRAME.pack(len(key), len(payload)))
+            out.write(key)
+            out.write(payload)
 
 
 def iter_run(path: Path) -> Iterator[tuple[bytes, bytes]]:
@@ -200,11 +206,7 @@ def merge_runs(paths: Iterable[Path], *, fan_in: int = MAX_FAN_IN) -> Iterator[b
         for start in range(0, len(runs), fan_in):
             group = runs[start : start + fan_in]
             target = group[0].with_name(f"{group[0].stem}.m{level}-{start}.merge")
-            with open(target, "wb") as out:
-                for key, payload in _merge(group):
-                    out.write(_FRAME.pack(len(key), len(payload)))
-                    out.write(key)
-                    out.write(payload)
+            write_run(target, _merge(group))
             if level:
                 for path in group:
                     path.unlink()

@@ -1,22 +1,20 @@
 """An external sort of small fixed records: sorted runs spilled to disk, then a k-way merge.
 
-The runs use the frame of :mod:`warcdeboil.index` (``<II`` key and payload lengths, key, payload)
-and are merged by its :func:`~warcdeboil.index.merge_runs`, so the fan-in limit and the
-intermediate merges are the index's. Memory: at most ``run_items`` records are held before a
+The runs are written by :func:`warcdeboil.index.write_run` and merged by its
+:func:`~warcdeboil.index.merge_runs`, so the fan-in limit and the intermediate merges are the
+index's. Memory: at most ``run_items`` records are held before a
 spill, plus one record per open run during the merge.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..index import MAX_FAN_IN, merge_runs
+from ..index import MAX_FAN_IN, merge_runs, write_run
 
 __all__ = ["DEFAULT_RUN_ITEMS", "SortedSpill"]
 
-_FRAME = struct.Struct("<II")  # as warcdeboil.index writes its runs
 # Records held before a spill: ~1M records of ~40 bytes each (with Python overhead ~100 MB).
 DEFAULT_RUN_ITEMS = 1 << 20
 
@@ -56,11 +54,7 @@ class SortedSpill:
         self._pending.sort()
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / f"{self.prefix}-r{self.runs:06d}.run"
-        with open(path, "wb") as out:
-            for key, payload in self._pending:
-                out.write(_FRAME.pack(len(key), len(payload)))
-                out.write(key)
-                out.write(payload)
+        write_run(path, self._pending)
         self._paths.append(path)
         self.runs += 1
         self._pending = []
