@@ -8,7 +8,7 @@ carried through untouched.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 
 from .errors import PayloadError
@@ -111,8 +111,7 @@ def _in_memory(record: WarcRecord, limits: PageLimits) -> WarcRecord:
         what = "page"
     if size > limits.max_bytes:
         raise PayloadError(f"{what} is too large ({size} bytes, limit {limits.max_bytes})")
-    return WarcRecord(record.offset, record.length, record.version, record.headers, record.block,
-                      record.addressable, record.error, record.converted, record.framed)
+    return replace(record, _block=record.block, spill=None)
 
 
 def html_page(record: WarcRecord, limits: PageLimits = PageLimits()) -> HtmlPage | None:

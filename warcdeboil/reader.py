@@ -130,12 +130,6 @@ class WarcRecord:
         """The whole uncompressed record, trailer included."""
         return self.header_bytes() + self.block + b"\r\n\r\n"
 
-    def iter_bytes(self) -> Iterator[bytes]:
-        """The same bytes as :meth:`to_bytes`, in pieces (a spilled block is never whole)."""
-        yield self.header_bytes()
-        yield from self.iter_block()
-        yield b"\r\n\r\n"
-
 
 def open_archive(
     path: str | os.PathLike[str], *, random_access: bool = False

@@ -38,13 +38,21 @@ _HTTP_HEAD_BYTES = 1 << 20
 def repaired_record(record: WarcRecord) -> tuple[str, list[tuple[str, str]], bytes]:
     """A record read only in part, made valid as it survives: Content-Length and digests true
     of the bytes there are, and ``WARC-Truncated`` when the block is not whole."""
+    block = record.block  # read once: for a spilled block each use reads the whole file
+    version, headers, payload = _repair(record, block)
+    return version, rebuild_record(headers, block, payload), block
+
+
+def _repair(record: WarcRecord, head: bytes) -> tuple[str, list[tuple[str, str]], int | None]:
+    """The version and header fields a repaired ``record`` is written with (before length and
+    digests), and where its payload starts, judged from ``head`` (the block or its start)."""
     headers = list(record.headers)
     if "truncated" in (record.error or "") and not record.get("WARC-Truncated"):
         headers.append(("WARC-Truncated", "length"))
-    end = record.block.find(b"\r\n\r\n")
-    payload = end + 4 if record.block.startswith(b"HTTP/") and end >= 0 else None
+    end = head.find(b"\r\n\r\n")
+    payload = end + 4 if head.startswith(b"HTTP/") and end >= 0 else None
     version = record.version if record.version.startswith("WARC/") else "WARC/1.0"
-    return version, rebuild_record(headers, record.block, payload), record.block
+    return version, headers, payload
 
 
 def write_repaired(writer: WarcWriter, record: WarcRecord) -> None:
@@ -53,13 +61,7 @@ def write_repaired(writer: WarcWriter, record: WarcRecord) -> None:
     if record.spill is None:
         writer.write(*repaired_record(record))
         return
-    headers = list(record.headers)
-    if "truncated" in (record.error or "") and not record.get("WARC-Truncated"):
-        headers.append(("WARC-Truncated", "length"))
-    head = record.block_head(_HTTP_HEAD_BYTES)
-    end = head.find(b"\r\n\r\n")
-    payload = end + 4 if head.startswith(b"HTTP/") and end >= 0 else None
-    version = record.version if record.version.startswith("WARC/") else "WARC/1.0"
+    version, headers, payload = _repair(record, record.block_head(_HTTP_HEAD_BYTES))
     block_digest, payload_digest = stream_digests(record.iter_block(), payload)
     fields = rebuild_fields(headers, record.block_size, block_digest, payload_digest)
     write_record(writer, version, fields, record)

@@ -35,15 +35,9 @@ class SpilledBlock:
         self._file.seek(0)
         return self._file.read(size)
 
-    def chunks(self, size: int = _SPILL_CHUNK) -> Iterator[bytes]:
-        """The block in pieces of ``size`` bytes, from its start."""
-        position = 0
-        while position < self.size:
-            self._file.seek(position)
-            chunk = self._file.read(min(size, self.size - position))
-            if not chunk:
-                raise OSError(f"temporary file of a record ends at {position} of {self.size}")
-            position += len(chunk)
+    def chunks(self) -> Iterator[bytes]:
+        """The block in pieces of a MiB at most, from its start."""
+        for _, chunk in self.region(0, self.size):
             yield chunk
 
     def region(self, start: int, end: int) -> Iterator[tuple[int, bytes]]:

@@ -133,13 +133,10 @@ class WarcWriter:
 
     def write_raw(self, record: bytes) -> None:
         """Write one complete uncompressed record."""
-        if self.codec is Codec.GZIP:
-            deflater = isal_zlib.compressobj(GZIP_LEVEL, isal_zlib.DEFLATED, 31)
-            self._fh.write(deflater.compress(record) + deflater.flush())
-        elif self._zstd is not None:
-            self._fh.write(self._zstd.compress(record))
+        if self._zstd is not None:
+            self._fh.write(self._zstd.compress(record))  # one-shot: the frame as before
         else:
-            self._fh.write(record)
+            self.write_raw_pieces((record,), len(record))
 
     def write_raw_pieces(self, pieces: Iterable[bytes], size: int) -> None:
         """Write one complete uncompressed record of ``size`` bytes given in pieces, still as

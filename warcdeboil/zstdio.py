@@ -51,7 +51,6 @@ class Frame:
     offset: int
     length: int
     data: bytes
-    damage: str | None = None  # why this stretch could not be read (with ``resync``)
 
 
 def looks_like_zstd(head: bytes) -> bool:
@@ -107,35 +106,23 @@ class _Input:
 
 
 def iter_frames(
-    fh: BinaryIO, *, path: str = "", max_frame_size: int = 1 << 30, resync: bool = False
+    fh: BinaryIO, *, path: str = "", max_frame_size: int = 1 << 30
 ) -> Iterator[Frame]:
     """Yield the data frames of a ``.warc.zst`` stream in order, from ``fh``'s position.
 
     A dictionary frame at the start is used for the frames that follow; skippable frames are
     not yielded. Raises :class:`RecordError` (with the damaged frame's offset) on a truncated or
     corrupt frame, or one that would inflate past ``max_frame_size``; every frame before the
-    damage has been yielded by then. With ``resync``, a damaged stretch is yielded instead as a
-    frame with ``damage`` set and no data, and reading goes on at the next frame magic.
+    damage has been yielded by then (:func:`iter_frame_segments` reads on past damage).
     """
     source = _Input(fh)
     offset = fh.tell()
     decompressor = _decompressor(None)
     first = True
     while source.want(1):
-        started = source.taken
-        try:
-            offset, decompressor, first, frame = _next_frame(
-                source, offset, decompressor, first, path, max_frame_size
-            )
-        except RecordError as exc:
-            if not resync:
-                raise
-            _skip_to_magic(source)
-            skipped = source.taken - started
-            yield Frame(offset, skipped, b"", exc.reason)
-            offset += skipped
-            first = False
-            continue
+        offset, decompressor, first, frame = _next_frame(
+            source, offset, decompressor, first, path, max_frame_size
+        )
         if frame is not None:
             yield frame
 
