@@ -72,3 +72,20 @@ def test_gzip_tools_and_warcio_read_the_output(tmp_path: Path) -> None:
     subprocess.run([gzip_tool, "-t", str(path)], check=True)
     unpacked = subprocess.run([gzip_tool, "-dc", str(path)], check=True, capture_output=True)
     assert unpacked.stdout == b"".join(_records())
+
+
+def test_a_writer_leaves_the_live_parts_of_other_outputs_alone(tmp_path: Path) -> None:
+    """``x.warc`` beside ``x.warc.gz`` (and a name with glob characters): starting one output
+    removes stale parts of that output only, never another worker's part of its neighbour."""
+    from warcdeboil.writer import AtomicFile
+
+    for name, other in (("x.warc", "x.warc.gz"), ("[a].warc", "[a].warc.zst")):
+        live = tmp_path / f".{other}.4242.part"
+        stale = tmp_path / f".{name}.4242.part"
+        live.write_bytes(b"another worker's output")
+        stale.write_bytes(b"left by a killed run")
+        with AtomicFile(tmp_path / name) as out:
+            out.write(b"WARC")
+        assert live.read_bytes() == b"another worker's output"
+        assert not stale.exists()
+        assert (tmp_path / name).read_bytes() == b"WARC"

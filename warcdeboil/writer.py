@@ -10,6 +10,7 @@ a partial file.
 from __future__ import annotations
 
 import base64
+import glob
 import hashlib
 import os
 from collections.abc import Iterable
@@ -195,5 +196,9 @@ class AtomicFile:
 def remove_parts(path: Path) -> None:
     """Remove the partial files of ``path`` that writers of any process left (a worker process
     ended by a signal has no chance to remove its own)."""
-    for part in path.parent.glob(f".{path.name}.*.part"):
-        part.unlink(missing_ok=True)
+    # Only ``.NAME.PID.part``: a glob alone would also take ``.NAME.gz.PID.part``, the live part
+    # of another output (x.warc beside x.warc.gz), from under the worker writing it.
+    prefix = f".{path.name}."
+    for part in path.parent.glob(f"{glob.escape(prefix)}*.part"):
+        if part.name[len(prefix) : -len(".part")].isdigit():
+            part.unlink(missing_ok=True)
