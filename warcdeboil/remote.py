@@ -42,6 +42,7 @@ __all__ = [
     "join",
     "local_path",
     "open_remote",
+    "under",
     "upload",
 ]
 
@@ -165,14 +166,15 @@ def _local_archives(location: str, skip: str | None) -> list[tuple[str, str]]:
             (str(child), child.relative_to(path).as_posix())
             for child in sorted(path.rglob("*"))
             if child.is_file() and child.name.lower().endswith(ARCHIVE_SUFFIXES)
-            and not (skip and _under(os.path.realpath(child), skip))
+            and not (skip and under(os.path.realpath(child), skip))
         ]
     if path.is_file():
         return [(str(path), path.name)]
     raise ConfigError(f"{location}: no such file or directory")
 
 
-def _under(path: str, directory: str) -> bool:
+def under(path: str, directory: str) -> bool:
+    """Whether the real path ``path`` is ``directory`` or lies under it (both real paths)."""
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
@@ -207,7 +209,7 @@ def discover(locations: Iterable[str], exclude: str | None = None) -> list[tuple
         if is_remote(location):
             found += _remote_archives(location)
         elif (skip and exclude and os.path.exists(local_path(location))
-              and _under(os.path.realpath(local_path(location)), skip)):
+              and under(os.path.realpath(local_path(location)), skip)):
             raise PlanError(f"{exclude}: the output directory is or holds the input {location}; "
                             "choose an output directory outside the inputs")
         else:
