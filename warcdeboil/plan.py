@@ -36,7 +36,7 @@ from pathlib import Path
 from .apply import OutputFormat
 from .compression import Codec
 from .errors import ConfigError, PlanError
-from .remote import ARCHIVE_SUFFIXES, is_remote, local_path, under
+from .remote import NO_ARCHIVES, has_archive_suffix, is_remote, local_path, under
 
 __all__ = [
     "FORMAT_SUFFIXES",
@@ -58,12 +58,6 @@ FORMAT_SUFFIXES = {
     OutputFormat.JSONL: ".jsonl",
     OutputFormat.MARKDOWN: ".md.jsonl",
 }
-NO_ARCHIVES = "no WARC or ARC files (.warc, .warc.gz, .warc.zst, .arc, .arc.gz) found"
-
-
-def has_archive_suffix(name: str) -> bool:
-    """Whether a file name ends like an archive (case-insensitively), as the search wants."""
-    return name.lower().endswith(ARCHIVE_SUFFIXES)
 
 
 def output_codec(fmt: OutputFormat, compress: Codec | None, actual: Callable[[], Codec]) -> Codec:
