@@ -352,6 +352,14 @@ def _report(data: dict[str, Any], json_summary: bool, quiet: bool, pages: str = 
     _print_summary(data, quiet or json_summary, pages)
 
 
+def _finish(data: dict[str, Any], json_summary: bool, quiet: bool,
+            pages: str = "cleaned pages") -> None:
+    """The summary of a run that read records, then exit status 3 if some had problems."""
+    _report(data, json_summary, quiet, pages)
+    if data["problems"]:
+        raise typer.Exit(3)
+
+
 @app.command()
 def clean(
     inputs: Locations,
@@ -423,12 +431,13 @@ def clean(
     SIGINT (workers ended, partial outputs removed, a --work-dir kept for --resume).
     """
     from .pipeline import clean as run_clean
+    from .remote import is_remote
 
     _setup_logging(verbose, quiet)
     _usable(fmt, mode)
     if engine is Engine.SPARK:
         _spark_ready(work_dir, keep_work_dir)
-    elif _is_url(output):
+    elif is_remote(output):
         raise typer.BadParameter(
             f"{output}: the local engine writes to local paths (or file:// URLs); other URLs "
             "need --engine spark", param_hint="--output",
@@ -466,9 +475,7 @@ def clean(
     if reporter is not None:
         reporter.missing()
     data = summary.to_dict()
-    _report(data, json_summary, quiet)
-    if data["problems"]:
-        raise typer.Exit(3)
+    _finish(data, json_summary, quiet)
 
 
 def _usable(fmt: OutputFormat, mode: Mode | None) -> None:
@@ -505,12 +512,6 @@ def _lm_settings(
 
     check_model(model)
     return LmSettings(model, line_scores, max_line, max_page)
-
-
-def _is_url(location: str) -> bool:
-    from .remote import is_remote
-
-    return is_remote(location)
 
 
 class _Reporter:
@@ -613,9 +614,7 @@ def index(
         _fail(exc, verbose)
         return
     data = _tally_summary(len(found), tallies)
-    _report(data, json_summary, quiet, pages="HTML pages")
-    if data["problems"]:
-        raise typer.Exit(3)
+    _finish(data, json_summary, quiet, pages="HTML pages")
 
 
 @app.command()
@@ -690,9 +689,7 @@ def apply(
     except Exception as exc:
         _fail(exc, verbose)
         return
-    _report(data, json_summary, quiet)
-    if data["problems"]:
-        raise typer.Exit(3)
+    _finish(data, json_summary, quiet)
 
 
 @app.command(name="report")

@@ -36,7 +36,7 @@ from pathlib import Path
 from .apply import OutputFormat
 from .compression import Codec
 from .errors import ConfigError, PlanError
-from .remote import ARCHIVE_SUFFIXES, is_remote, local_path
+from .remote import NO_ARCHIVES, has_archive_suffix, is_remote, local_path, under
 
 __all__ = [
     "FORMAT_SUFFIXES",
@@ -58,12 +58,6 @@ FORMAT_SUFFIXES = {
     OutputFormat.JSONL: ".jsonl",
     OutputFormat.MARKDOWN: ".md.jsonl",
 }
-NO_ARCHIVES = "no WARC or ARC files (.warc, .warc.gz, .warc.zst, .arc, .arc.gz) found"
-
-
-def has_archive_suffix(name: str) -> bool:
-    """Whether a file name ends like an archive (case-insensitively), as the search wants."""
-    return name.lower().endswith(ARCHIVE_SUFFIXES)
 
 
 def output_codec(fmt: OutputFormat, compress: Codec | None, actual: Callable[[], Codec]) -> Codec:
@@ -113,11 +107,6 @@ def _file_key(path: Path) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
-def _inside(path: str, directory: str) -> bool:
-    """Whether the real path ``path`` is ``directory`` or lies under it (both real paths)."""
-    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
-
-
 def discover_local(
     paths: Iterable[str | os.PathLike[str]], exclude: Path | None = None
 ) -> list[tuple[Path, Path]]:
@@ -130,13 +119,13 @@ def discover_local(
         path = Path(local_path(os.fspath(raw)))
         if not path.exists():
             raise ConfigError(f"{path}: no such file or directory")
-        if skip is not None and exclude is not None and _inside(os.path.realpath(path), skip):
+        if skip is not None and exclude is not None and under(os.path.realpath(path), skip):
             raise holds_input(exclude, path)
         if path.is_dir():
             for child in sorted(path.rglob("*")):
                 if not (child.is_file() and has_archive_suffix(child.name)):
                     continue
-                if skip is not None and _inside(os.path.realpath(child), skip):
+                if skip is not None and under(os.path.realpath(child), skip):
                     continue
                 found.append((child, child.relative_to(path)))
         elif path.is_file():
@@ -203,7 +192,7 @@ def plan_outputs(
     inputs: dict[str, Path] = {}
     for path, _ in found:
         real = os.path.realpath(path)
-        if _inside(real, out_real):
+        if under(real, out_real):
             raise holds_input(out_dir, path)
         inputs[real] = path
     planned: list[PlannedOutput] = []

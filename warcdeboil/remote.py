@@ -38,14 +38,17 @@ __all__ = [
     "discover",
     "exists",
     "filesystem",
+    "has_archive_suffix",
     "is_remote",
     "join",
     "local_path",
     "open_remote",
+    "under",
     "upload",
 ]
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".warc.zst", ".arc", ".arc.gz")
+NO_ARCHIVES = "no WARC or ARC files (.warc, .warc.gz, .warc.zst, .arc, .arc.gz) found"
 # Hadoop's names for S3, read by fsspec's s3fs as plain s3://.
 SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 # Bytes fetched per request when streaming a remote file: large enough that request latency
@@ -148,7 +151,7 @@ def _remote_archives(location: str) -> list[tuple[str, str]]:
             root = path.rstrip("/")
             found = []
             for child in sorted(fs.find(root)):
-                if child.lower().endswith(ARCHIVE_SUFFIXES):
+                if has_archive_suffix(child):
                     found.append((prefix + child, child[len(root):].lstrip("/")))
             return found
         if fs.isfile(path):
@@ -164,15 +167,21 @@ def _local_archives(location: str, skip: str | None) -> list[tuple[str, str]]:
         return [
             (str(child), child.relative_to(path).as_posix())
             for child in sorted(path.rglob("*"))
-            if child.is_file() and child.name.lower().endswith(ARCHIVE_SUFFIXES)
-            and not (skip and _under(os.path.realpath(child), skip))
+            if child.is_file() and has_archive_suffix(child.name)
+            and not (skip and under(os.path.realpath(child), skip))
         ]
     if path.is_file():
         return [(str(path), path.name)]
     raise ConfigError(f"{location}: no such file or directory")
 
 
-def _under(path: str, directory: str) -> bool:
+def has_archive_suffix(name: str) -> bool:
+    """Whether a file name ends like an archive (case-insensitively), as the search wants."""
+    return name.lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def under(path: str, directory: str) -> bool:
+    """Whether the real path ``path`` is ``directory`` or lies under it (both real paths)."""
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
@@ -207,13 +216,13 @@ def discover(locations: Iterable[str], exclude: str | None = None) -> list[tuple
         if is_remote(location):
             found += _remote_archives(location)
         elif (skip and exclude and os.path.exists(local_path(location))
-              and _under(os.path.realpath(local_path(location)), skip)):
+              and under(os.path.realpath(local_path(location)), skip)):
             raise PlanError(f"{exclude}: the output directory is or holds the input {location}; "
                             "choose an output directory outside the inputs")
         else:
             found += _local_archives(location, skip)
     if not found:
-        raise ConfigError("no WARC or ARC files (.warc, .warc.gz, .warc.zst, .arc, .arc.gz) found")
+        raise ConfigError(NO_ARCHIVES)
     kept: list[tuple[str, str]] = []
     identities = [_identity(location) for location, _ in found]
     chosen: dict[object, int] = {}  # a file reached twice: a name that is not a symlink wins

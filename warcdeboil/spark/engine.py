@@ -31,7 +31,7 @@ from ..errors import ConfigError, JobError
 from ..meter import input_bytes
 from ..pipeline import FitStats, Options, Progress, RunSummary
 from ..plan import check_writable, holds_input
-from ..remote import discover, exists, filesystem, is_remote, local_path
+from ..remote import discover, exists, filesystem, is_remote, local_path, under
 from ..selection import SiteFilter, index_kind, read_selection, selected_files
 from ..tally import Tally
 from .progress import Counts, StageMonitor
@@ -215,7 +215,7 @@ def check_output(output: str, files: Sequence[InputFile]) -> None:
     for file in files:
         if not is_remote(file.location):
             real = os.path.realpath(local_path(file.location))
-            if real == out_real or real.startswith(out_real.rstrip(os.sep) + os.sep):
+            if under(real, out_real):
                 raise holds_input(output, file.location)
     check_writable(out_dir)
 

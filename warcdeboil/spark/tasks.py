@@ -296,8 +296,13 @@ def relink_output(item: tuple[str, Iterable[Revisit]]) -> int:
 
 def output_location(output: str, file: InputFile, options: Options) -> str:
     """Where the output of ``file`` goes under the output directory ``output``."""
+    return join(output, _output_name(file, options)[0])
+
+
+def _output_name(file: InputFile, options: Options) -> tuple[str, Codec]:
+    """The output's name relative to the output directory, and its compression."""
     codec = output_codec(options.format, options.compress, partial(_codec_of, file.location))
-    return join(output, output_name(file.rel, options.format, codec))
+    return output_name(file.rel, options.format, codec), codec
 
 
 def _apply(
@@ -306,8 +311,7 @@ def _apply(
 ) -> tuple[Tally, str]:
     profiles = {row[0]: profile_from_row(row) for row in rows or ()}
     options = settings.options
-    codec = output_codec(options.format, options.compress, partial(_codec_of, file.location))
-    name = output_name(file.rel, options.format, codec)
+    name, codec = _output_name(file, options)
     target = join(settings.output, name)
     job = ApplyJob(
         file.location, "", options.format, codec, None, options.partitions, options.site_key,
