@@ -18,7 +18,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -174,10 +174,8 @@ class RunSummary:
             scan = scans.get(written.path)
             if written.records or scan is None:
                 files.append(written)
-            else:
-                tally = Tally.from_state(scan.to_state())
-                tally.output = written.output
-                files.append(tally)
+            else:  # a copy of pass 1's tally (its problems too), with pass 2's output
+                files.append(replace(scan, output=written.output, problems=Counter(scan.problems)))
         return sorted(files, key=lambda t: t.path)
 
     @property
