@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .apply import Mode, clean_document, clean_page, page_fields
 from .dom import PageSignature, analyse, page_signature
 from .fit import FitParams, SiteProfile, fit_site
+from .lm_filter import LmSettings, PageScorer
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 
 if TYPE_CHECKING:
@@ -98,8 +99,6 @@ class Deboiler:
 
     def transform(self, pages: Iterable[Page], *, html: bool = False) -> Iterator[CleanPage]:
         """Clean each page with its site's profile (pages of unknown sites pass unchanged)."""
-        from .lm_filter import LmSettings, PageScorer
-
         scorer = None
         if self.language_model is not None:
             scorer = PageScorer(LmSettings("in memory"), self.language_model)

@@ -19,7 +19,7 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -51,7 +51,7 @@ from .provenance import SOURCE_FIELD, Revisits, cleaned_headers, derived_id, fie
 from .reader import Span, WarcRecord, iter_selected, open_archive
 from .recompress import carry_record, write_repaired
 from .relink import LinkLog
-from .scan import UNADDRESSABLE, no_records, record_problem
+from .scan import no_records, record_problem, unaddressable_counted
 from .sitekey import SiteKeyer, SiteKeyMode
 from .tally import Tally
 from .writer import AtomicFile, WarcWriter, rebuild_record, sha1_digest
@@ -219,7 +219,7 @@ def _apply_records(
     stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
     pending: PageEntry | None = next(stored, None) if stored is not None else None
     seen = stored is not None or job.problems_logged
-    records = _unaddressable_counted(iter_selected(job.path, job.spans), job.path, tally, seen)
+    records = unaddressable_counted(iter_selected(job.path, job.spans), job.path, tally, seen=seen)
     for ordinal, record in enumerate(records):
         tally.records += 1
         if ordinal == 0:
@@ -256,24 +256,6 @@ def _apply_records(
         _emit(entry, record, page, keyer, lookup, sink, tally, job.mode)
     if tally.records == 0 and not tally.problems and job.spans is None:
         no_records(tally, job.path, seen=seen)
-
-
-def _unaddressable_counted(
-    records: Iterator[WarcRecord], path: str, tally: Tally, seen: bool
-) -> Iterator[WarcRecord]:
-    """The records, with those that cannot be read by offset counted as pass 1 counts them (so
-    that either pass's tally tells the same of the file)."""
-    unaddressable = 0
-    try:
-        for record in records:
-            if not record.addressable and not record.error:
-                unaddressable += 1
-            yield record
-    finally:
-        if unaddressable:
-            tally.problems[UNADDRESSABLE] += unaddressable
-            if not seen:
-                log.warning("%s: %d records: %s", path, unaddressable, UNADDRESSABLE)
 
 
 def _emit(

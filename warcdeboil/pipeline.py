@@ -18,7 +18,8 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -173,10 +174,8 @@ class RunSummary:
             scan = scans.get(written.path)
             if written.records or scan is None:
                 files.append(written)
-            else:
-                tally = Tally.from_state(scan.to_state())
-                tally.output = written.output
-                files.append(tally)
+            else:  # a copy of pass 1's tally (its problems too), with pass 2's output
+                files.append(replace(scan, output=written.output, problems=Counter(scan.problems)))
         return sorted(files, key=lambda t: t.path)
 
     @property
@@ -274,12 +273,7 @@ def _run_here(
 ) -> list[T]:
     results = []
     for job in jobs:
-        try:
-            result = func(job, on_records)
-        except WarcDeboilError:
-            raise
-        except Exception as exc:
-            raise _job_error(stage, name(job), exc) from exc
+        result = _checked(partial(func, job, on_records), stage, partial(name, job))
         results.append(result)
         on_done(result)
     return results
@@ -305,12 +299,7 @@ def _run_pool(
             futures = {pool.submit(_call, func, job, queue): i for i, job in enumerate(jobs)}
         for future in as_completed(futures):
             i = futures[future]
-            try:
-                result = future.result()
-            except WarcDeboilError:
-                raise
-            except Exception as exc:
-                raise _job_error(stage, name(jobs[i]), exc) from exc
+            result = _checked(future.result, stage, partial(name, jobs[i]))
             results[i] = result
             on_done(result)
     except BaseException:
@@ -353,6 +342,17 @@ def _stop_drain(queue: Any, drain: threading.Thread | None, manager: Any) -> Non
     finally:
         if manager is not None:
             manager.shutdown()
+
+
+def _checked(get: Callable[[], T], stage: str, what: Callable[[], str]) -> T:
+    """``get()``, a job's result; an error it did not expect goes up as :func:`_job_error`'s
+    line naming ``stage`` and ``what()`` (the errors raised on purpose go up as they are)."""
+    try:
+        return get()
+    except WarcDeboilError:
+        raise
+    except Exception as exc:
+        raise _job_error(stage, what(), exc) from exc
 
 
 def _job_error(stage: str, what: str, exc: Exception) -> JobError:

@@ -86,6 +86,25 @@ def record_problem(
         log.warning("%s@%d: %s", path, record.offset, reason)
 
 
+def unaddressable_counted(
+    records: Iterator[WarcRecord], path: str, tally: Tally, *, seen: bool = False
+) -> Iterator[WarcRecord]:
+    """The records, with those that cannot be read by offset counted in ``tally`` as one problem
+    once the reading ends (however it ends): not a failure, as every record was read, but the file
+    is not standard, so it is said (unless ``seen``: pass 1 said it of the same records)."""
+    unaddressable = 0
+    try:
+        for record in records:
+            if not record.addressable and not record.error:
+                unaddressable += 1
+            yield record
+    finally:
+        if unaddressable:
+            tally.problems[UNADDRESSABLE] += unaddressable
+            if not seen:
+                log.warning("%s: %d records: %s", path, unaddressable, UNADDRESSABLE)
+
+
 def scan_pages(
     spec: ScanSpec, tally: Tally, progress: Report | None = None
 ) -> Iterator[ScannedPage]:
@@ -97,9 +116,9 @@ def scan_pages(
     keyer = SiteKeyer(spec.site_key)
     meter = None if progress is None else Meter(
         progress, input_bytes(spec.path, spec.spans), selected=spec.spans is not None)
-    unaddressable = 0
+    records = unaddressable_counted(iter_selected(spec.path, spec.spans), spec.path, tally)
     try:
-        for ordinal, record in enumerate(iter_selected(spec.path, spec.spans)):
+        for ordinal, record in enumerate(records):
             tally.records += 1
             if meter is not None:
                 meter.record(record.offset, record.length)
@@ -108,8 +127,6 @@ def scan_pages(
                 if not record.headers:
                     tally.skipped += 1
                     continue
-            if not record.addressable and not record.error:
-                unaddressable += 1
             try:
                 page = None if record.error else html_page(record, spec.limits)
             except RecordError as exc:
@@ -140,10 +157,6 @@ def scan_pages(
         log.error("%s", exc)
     if tally.records == 0 and not tally.problems and spec.spans is None:
         no_records(tally, spec.path)
-    if unaddressable:
-        # Not a failure (every record was read), but the file is not standard: say so.
-        tally.problems[UNADDRESSABLE] += unaddressable
-        log.warning("%s: %d records: %s", spec.path, unaddressable, UNADDRESSABLE)
     if meter is not None:
         meter.finish()
 

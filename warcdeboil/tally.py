@@ -57,9 +57,7 @@ class Tally:
         return self.records == self.cleaned + self.carried + self.skipped
 
     def merge(self, other: Tally) -> None:
-        for name in ("records", "cleaned", "carried", "skipped", "indexed", "html_bytes_before",
-                     "html_bytes_after", "text_chars", "removed_subtrees", "removed_slots",
-                     "removed_blocks", "lines_dropped_perplexity", "pages_dropped_perplexity"):
+        for name in _COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.problems.update(other.problems)
 
@@ -83,3 +81,7 @@ class Tally:
             "cleaned": self.cleaned, "carried": self.carried, "skipped": self.skipped,
             "problems": dict(sorted(self.problems.items())),
         }
+
+
+# The fields merge adds up: every count (all the int fields), so a new counter needs no list.
+_COUNTS = tuple(f.name for f in fields(Tally) if f.type in ("int", int))
