@@ -338,3 +338,19 @@ def test_contained_copy_is_a_duplicate_and_half_an_article_is_not(tmp_path: Path
     assert [(g.keep, g.drop) for g in groups] == [(0, (1,))]
     assert confirms(0.6, 700, 1000) and not confirms(0.6, 1000, 1000)
     assert not confirms(0.45, 300, 600)  # wholly contained, but only half the size
+
+
+def test_signature_text_leaves_out_the_sites_template() -> None:
+    from warcdeboil.api import Deboiler
+    from warcdeboil.dedup.text import signature_text
+    from warcdeboil.dom import analyse
+
+    chrome = "<div id=nav><a href=/a>Home</a> <a href=/b>Sections and more sections</a></div>"
+    pages = [(f"http://a.com/{i}", f"<html><body>{chrome}<p>Story number {i} says "
+              f"something of its own, {i * 7} times over.</p></body></html>") for i in range(6)]
+    model = Deboiler().fit(pages)
+    profile = model.profiles_[model._keyer(pages[0][0])]
+    text = signature_text(analyse(pages[0][1]), profile)
+    assert "Story number 0" in text
+    assert "Sections and more sections" not in text
+    assert "Sections and more sections" in signature_text(analyse(pages[0][1]), None)
