@@ -12,7 +12,7 @@ def test_public_api_is_pinned() -> None:
         "CleanPage", "Codec", "ConfigError", "Deboiler", "FitParams", "InputError",
         "LanguageModel", "Options", "OutputFormat", "PayloadError", "RandomAccessError",
         "RecordError", "RunSummary",
-        "SiteKeyMode", "SiteProfile", "WarcDeboilError", "WarcRecord", "WorkDirError",
+        "SiteKeyMode", "SiteProfile", "UrlRules", "WarcDeboilError", "WarcRecord", "WorkDirError",
         "__version__", "apply_profiles", "build_index", "clean", "fit_profiles", "iter_records",
         "read_record_at",
     ]

@@ -24,6 +24,7 @@ from .fit import FitParams, SiteProfile
 from .pipeline import Options, RunSummary, apply_profiles, build_index, clean, fit_profiles
 from .reader import WarcRecord, iter_records, read_record_at
 from .sitekey import SiteKeyMode
+from .urlrules import UrlRules
 
 __version__ = "0.1.0"
 
@@ -53,6 +54,7 @@ __all__ = [
     "RunSummary",
     "SiteKeyMode",
     "SiteProfile",
+    "UrlRules",
     "WarcDeboilError",
     "WarcRecord",
     "WorkDirError",
