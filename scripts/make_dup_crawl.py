@@ -21,6 +21,8 @@ positives
   ``syndicated``    the article inside another site's template (in place of that site's own
                     article);
   ``updated``       the article recaptured later with one paragraph added;
+  (``--more-variants`` adds more URL variants and ``/?p=N`` negatives: see
+  :func:`add_more_variants`)
 negatives
   ``index``         two index pages of one site with the same list of articles and different
                     introductions;
@@ -198,7 +200,50 @@ def updated_page(page: Original, extra: str) -> str | None:
     return None
 
 
-def build(archive: Path, seed: int = SEED, sites: int = 16) -> Crawl:
+def _flip(url: str, scheme: bool = False, www: bool = False, upper: bool = False) -> str:
+    head, _, rest = url.partition("://")
+    host, slash, path = rest.partition("/")
+    if scheme:
+        head = "https" if head == "http" else "http"
+    if www:
+        host = host[4:] if host.startswith("www.") else "www." + host
+    if upper:
+        path, question, query = path.partition("?")
+        path = path.upper() + question + query
+    return f"{head}://{host}{slash}{path}"
+
+
+def add_more_variants(crawl: Crawl, sites: list[list[Original]], group_of: dict[str, str],
+                      rng: random.Random) -> None:
+    """``--more-variants``: URL variants beyond the default set, appended after every other page
+    (so the default crawl is unchanged): ``fbclid``, ``ref=rss`` (a parameter on no list),
+    ``#comments``, the path in upper case (every third site, a case-insensitive server),
+    ``/index.php`` or ``/default.aspx``, https and ``www.`` changed at once; negatives: WordPress
+    ``/?p=N`` permalinks of three articles (a relevant parameter on the home path)."""
+    for number, pages in enumerate(sites):
+        def variant(page: Original, url: str, name: str) -> None:
+            crawl.add(url, page.html, group_of[page.url], f"url-variant:{name}")
+
+        sep = "&" if "?" in pages[1].url else "?"
+        variant(pages[1], f"{pages[1].url}{sep}fbclid=IwAR{rng.getrandbits(64):016x}", "fbclid")
+        for page in pages[2:4]:
+            variant(page, f"{page.url}{'&' if '?' in page.url else '?'}ref=rss", "ref")
+        variant(pages[2], pages[2].url + "#comments", "fragment")
+        if number % 3 == 1:
+            variant(pages[3], _flip(pages[3].url, upper=True), "case")
+        page = pages[min(5, len(pages) - 1)]
+        if "?" not in page.url:
+            document = "index.php" if number % 2 == 0 else "default.aspx"
+            variant(page, page.url.rstrip("/") + "/" + document, document)
+        page = pages[min(6, len(pages) - 1)]
+        variant(page, _flip(page.url, scheme=True, www=True), "scheme+www")
+        host = pages[0].url.split("://", 1)[1].split("/", 1)[0]
+        for k, page in enumerate(pages[:3]):
+            crawl.add(f"http://{host}/?p={101 + 7 * k + number}", page.html, group_of[page.url],
+                      "p-param")
+
+
+def build(archive: Path, seed: int = SEED, sites: int = 16, more: bool = False) -> Crawl:
     rng = random.Random(seed)
     by_site = read_originals(archive)
     eligible = sorted(site for site, pages in by_site.items() if len(pages) >= 5)
@@ -279,6 +324,9 @@ def build(archive: Path, seed: int = SEED, sites: int = 16) -> Crawl:
             crawl.add(f"{article.url}{sep}page=2", body, f"{group_of[article.url]}-p2",
                       "page-2")
             break
+    if more:
+        add_more_variants(crawl, [by_site[site][:8] for site in chosen], group_of,
+                          random.Random(seed + 1))
     return crawl
 
 
@@ -315,8 +363,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("dup-crawl"))
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--sites", type=int, default=16, help="sites taken (default 16)")
+    parser.add_argument("--more-variants", action="store_true",
+                        help="add the URL variants of add_more_variants (after the others)")
     args = parser.parse_args(argv)
-    crawl = build(args.archive, args.seed, args.sites)
+    crawl = build(args.archive, args.seed, args.sites, args.more_variants)
     warc_path, truth_path = write(crawl, args.out)
     kinds: dict[str, int] = defaultdict(int)
     for page in crawl.pages:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
+import sys
 from collections.abc import Hashable, Iterable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+from conftest import ROOT, shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -174,6 +178,27 @@ def test_path_variants(variant: str, make: object, example: str, expected: str) 
     assert (entry["agree"], entry["disagree"], entry["decision"]) == (2, 0, "irrelevant")
     assert entry["prior"] == 4
     assert rules.canonical(example) == expected
+
+
+def test_scheme_and_www_changed_at_once_credit_both() -> None:
+    base = articles("ex.com")
+    obs = base + [(url.replace("http://", "https://www."), g) for url, g in base[:2]]
+    rules = learned(obs)
+    for variant in ("scheme", "www"):
+        entry = decision(rules, "ex.com", kind="variant", variant=variant)
+        assert (entry["agree"], entry["joint"], entry["decision"]) == (2, 2, "irrelevant")
+    assert rules.canonical("https://www.ex.com/a/7?q=1") == "http://ex.com/a/7?q=1"
+
+
+def test_crawl_value_rule_does_not_reach_a_site_where_the_param_matters() -> None:
+    obs: Obs = []
+    for host in ("a.com", "b.com"):
+        obs += articles(host) + [(f"http://{host}/a/{i}?id=7", f"{host}#{i}") for i in range(2)]
+    obs += [(f"http://c.com/item?id={i}", f"c{i}") for i in range(5)]
+    rules = learned(obs)
+    assert rules.canonical("http://new.org/x?id=7") == "http://new.org/x"
+    assert rules.canonical("http://c.com/item?id=7") == "http://c.com/item?id=7"
+    assert rules.canonical("http://c.com/other?id=7") == "http://c.com/other?id=7"
 
 
 def test_letter_case_needs_more_evidence_and_can_be_refuted() -> None:
@@ -383,3 +408,47 @@ def test_beta_quantile_against_sampling() -> None:
     for a, b in ((3, 2), (10, 4), (1, 5)):
         draws = sorted(rng.betavariate(a, b) for _ in range(40000))
         assert beta_quantile(0.05, a, b) == pytest.approx(draws[2000], abs=0.01)
+
+
+# -- the generated crawl ------------------------------------------------------------------------
+
+
+def _script(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_rules_from_the_generated_crawl_find_every_variant(tmp_path: Path) -> None:
+    archive = shared_file("eval", "dragnet.warc.gz")
+    generator = _script("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
+    generator.main([str(archive), "--out", str(tmp_path / "plain")])
+    generator.main([str(archive), "--out", str(tmp_path / "more"), "--more-variants"])
+    plain = json.loads((tmp_path / "plain" / "truth.json").read_text(encoding="utf-8"))["pages"]
+    more = json.loads((tmp_path / "more" / "truth.json").read_text(encoding="utf-8"))["pages"]
+    assert more[: len(plain)] == plain  # the extra variants come after, the rest is unchanged
+    kinds = {row["kind"] for row in more[len(plain):]}
+    assert {"url-variant:fbclid", "url-variant:ref", "url-variant:fragment", "url-variant:case",
+            "url-variant:index.php", "url-variant:scheme+www", "p-param"} <= kinds
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        bench = _script("urlrules_benchmark", ROOT / "benchmarks" / "urlrules.py")
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    rules = bench.learn([r["url"] for r in more], [r["group"] for r in more])
+    irrelevant, relevant, variants = bench.labels(more)
+    scored = bench.score_urls(rules, more, variants)
+    assert scored["variants_found"] == scored["variants"] == 128
+    assert scored["relevant_kept"] == scored["relevant_pages"] == 90
+    assert scored["wrong_merges"] == []
+    sites = sorted({s for s, _ in irrelevant | relevant})
+    params = bench.site_params(r["url"] for r in more)
+    components = bench.score_components(bench.called_ours(rules, sites), irrelevant, relevant,
+                                        params)
+    assert (components["found"], components["irrelevant"]) == (130, 130)
+    assert components["relevant_called_irrelevant"] == []

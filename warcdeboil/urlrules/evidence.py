@@ -167,10 +167,14 @@ def _variant_images(p: UrlParts) -> list[tuple[str, str, str | None]]:
         images.append(("fragment", p.join(), None))
     if not p.authority:
         return images
+    has_www = p.netloc[:4].lower() == "www."
+    bare = p.netloc[4:] if has_www else p.netloc
+    images.append(("www", p.with_(netloc=bare.lower()).join(), None))
     if p.scheme.lower() in ("http", "https"):
         images.append(("scheme", p.with_(scheme="").join(), None))
-    bare = p.netloc[4:] if p.netloc[:4].lower() == "www." else p.netloc
-    images.append(("www", p.with_(netloc=bare.lower()).join(), None))
+        # Scheme and www. changed at once (``https://www.`` for ``http://``): tagged with both.
+        images.append(("scheme+www", p.with_(scheme="", netloc=bare.lower()).join(),
+                       f"{p.scheme.lower()}|{has_www}"))
     images.append(("case", p.with_(path=p.path.lower()).join(), None))
     if p.path not in ("", "/"):
         images.append(("slash", p.with_(path=p.path.rstrip("/") or "/").join(), None))
@@ -193,7 +197,17 @@ def _count_variants(evidence: SiteEvidence, stable: dict[str, Hashable],
     for (variant, _), members in classes.items():
         if len(members) < 2:
             continue
-        if variant in ("index", "path_param"):
+        if variant == "scheme+www":
+            by_tag: dict[str | None, list[Hashable]] = defaultdict(list)
+            for tag, group in members:
+                by_tag[tag].append(group)
+            for left, right in combinations(sorted(by_tag, key=str), 2):
+                (ls, lw), (rs, rw) = str(left).split("|"), str(right).split("|")
+                if ls != rs and lw != rw:
+                    dup, other = _cross(by_tag[left], by_tag[right])
+                    evidence.add(("variant", "scheme"), dup, other, joint=dup)
+                    evidence.add(("variant", "www"), dup, other, joint=dup)
+        elif variant in ("index", "path_param"):
             untagged = [g for t, g in members if t is None]
             if not untagged:
                 continue
@@ -237,13 +251,26 @@ def count_site(site: str, observations: Iterable[tuple[str, Hashable]]) -> tuple
     return evidence, stable
 
 
+def _suspects(keys: set[Key], tested: Callable[[Key], bool],
+              relevant: Callable[[str], bool]) -> set[Key]:
+    """Of the rules that took two different pages to one form, those to blame: rules about a
+    parameter the site showed to matter, else rules the site never tested (no pair of its URLs
+    for or against), else all. A rule its own pairs support is not refuted by one assumed."""
+    about_relevant = {k for k in keys if k[0] in _NAME_AT and relevant(k[_NAME_AT[k[0]]])}
+    return about_relevant or {k for k in keys if not tested(k)} or keys
+
+
+_NAME_AT = {"param": 1, "param_value": 1, "path_param": 2, "path_query_param": 3,
+            "path_param_value": 2}
+
+
 def find_conflicts(stable: dict[str, Hashable], active: Callable[[Key], bool],
-                   prefer: Callable[[str], str], tested: Callable[[Key], bool]) -> Counter[Key]:
+                   prefer: Callable[[str], str], tested: Callable[[Key], bool],
+                   relevant: Callable[[str], bool]) -> Counter[Key]:
     """Rules (of those ``active`` accepts) that merge URLs of different content: for every two
     stable URLs of different groups with one canonical form, the rules applied to either of
-    them, counted once per such pair (at most 1000 pairs a canonical form). Of those rules,
-    the ones the site never ``tested`` (no pair of its URLs for or against) are blamed alone
-    when there are any: a rule its own pairs support is not refuted by one merely assumed."""
+    them that :func:`_suspects` picks, counted once per such pair (at most 1000 pairs a
+    canonical form). ``relevant(name)``: the site showed parameter ``name`` to matter."""
     by_form: dict[str, list[tuple[Hashable, set[Key]]]] = defaultdict(list)
     for url, group in stable.items():
         form, trace = canonical_with_trace(url, active, prefer)
@@ -256,7 +283,6 @@ def find_conflicts(stable: dict[str, Hashable], active: Callable[[Key], bool],
             if ga != gb:
                 # The rules that fired on one URL only are what told them apart; when both
                 # went through the same rules, every one of them is suspect.
-                suspects = (ta ^ tb) or (ta | tb)
-                for key in {k for k in suspects if not tested(k)} or suspects:
+                for key in _suspects((ta ^ tb) or (ta | tb), tested, relevant):
                     blamed[key] += 1
     return blamed

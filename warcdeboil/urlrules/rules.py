@@ -64,6 +64,12 @@ def _prior(key: Key) -> int:
     return KNOWN_PRIOR if at is not None and is_known("param", key[at]) else 1
 
 
+def _overruled(key: Key, relevant: Any) -> bool:
+    """A crawl-level ``p=v`` rule does not reach a site where ``p`` was shown to matter: which
+    values of it change nothing there is for the site's own pairs to tell."""
+    return key[0] == "param_value" and bool(relevant(key[1]))
+
+
 class _Site:
     """The learned state of one site: its evidence, its preferred forms, and the decisions."""
 
@@ -75,6 +81,11 @@ class _Site:
         self.hypotheses = hypotheses
         self.forms = forms
         self.decisions: dict[Key, tuple[str, str]] = {}  # key -> (decision, "site" | "crawl")
+
+    def relevant(self, name: str) -> bool:
+        """Whether a pair of the site's URLs showed parameter ``name`` to matter."""
+        known = self.hypotheses.get(("param", name))
+        return known is not None and known.disagree > 0
 
 
 def _forms(evidence: SiteEvidence) -> dict[str, str]:
@@ -121,20 +132,24 @@ class UrlRules:
         forms = _forms(evidence)
         hypotheses = dict(evidence.hypotheses)
 
+        def relevant(name: str) -> bool:
+            known = evidence.hypotheses.get(("param", name))
+            return known is not None and known.refuted
+
         def optimistic(key: Key) -> bool:
             # Every rule that could still be learned for the site: the conflict check looks
             # at all of them, so the rules finally applied (fewer) merge no different pages.
             known = hypotheses.get(key)
             if known is not None:
                 return not known.refuted and known.agree > 0
-            return key[0] in _GENERAL
+            return key[0] in _GENERAL and not _overruled(key, relevant)
 
         def prefer(variant: str) -> str:
             return forms[variant.split(":", 1)[0]]
 
         for _ in range(len(hypotheses) + 1):
             blamed = find_conflicts(stable, optimistic, prefer,
-                                    lambda key: key in evidence.hypotheses)
+                                    lambda key: key in evidence.hypotheses, relevant)
             if not blamed:
                 break
             for key, count in blamed.items():
@@ -170,7 +185,8 @@ class UrlRules:
             for key, evidence in site.hypotheses.items():
                 decision = evidence.decision(_prior(key))
                 if (decision == "undecided" and key[0] in _GENERAL
-                        and self._crawl_decisions.get(key) == "irrelevant"):
+                        and self._crawl_decisions.get(key) == "irrelevant"
+                        and not _overruled(key, site.relevant)):
                     site.decisions[key] = ("irrelevant", "crawl")
                 else:
                     site.decisions[key] = (decision, "site")
@@ -183,6 +199,8 @@ class UrlRules:
                 decided = site.decisions.get(key)
                 if decided is not None:
                     return decided[0] == "irrelevant"
+            if site is not None and _overruled(key, site.relevant):
+                return False
             return key[0] in _GENERAL and self._crawl_decisions.get(key) == "irrelevant"
         return active
 
@@ -248,7 +266,7 @@ class UrlRules:
         keys = {k for k, (d, _) in state.decisions.items() if d == "irrelevant"} if state else set()
         blocked = set(state.decisions) if state else set()
         keys |= {k for k, d in self._crawl_decisions.items() if d == "irrelevant"
-                 and k not in blocked}
+                 and k not in blocked and not (state and _overruled(k, state.relevant))}
         return sorted(keys)
 
     def _entry(self, key: Key, ev: Evidence, decision: str, by: str | None,
