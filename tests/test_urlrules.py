@@ -244,6 +244,19 @@ def test_rules_that_would_merge_different_pages_are_withdrawn() -> None:
     assert blamed and all(e["decision"] == "relevant" for e in blamed)
 
 
+def test_a_big_site_keeps_few_hypotheses() -> None:
+    # session ids and per-page paths would otherwise keep one entry per URL
+    obs = articles("ex.com", n=300)
+    obs += [(f"http://ex.com/a/{i}?sid={i * 7919}", f"ex.com#{i}") for i in range(300)]
+    obs += [(f"http://ex.com/list?page={i}", f"list{i}") for i in range(300)]
+    rules = learned(obs)
+    entries = list(rules.rules("ex.com"))
+    assert len(entries) <= 60
+    assert decision(rules, "ex.com", kind="param", param="sid")["agree"] == 300
+    assert rules.canonical("http://ex.com/a/1?sid=5") == "http://ex.com/a/1"
+    assert rules.canonical("http://ex.com/list?page=5") == "http://ex.com/list?page=5"
+
+
 def test_observations_must_come_grouped_by_site() -> None:
     obs = [("http://a.com/1", 1), ("http://b.com/1", 2), ("http://a.com/2", 3)]
     with pytest.raises(ConfigError, match="grouped by site"):
@@ -405,7 +418,7 @@ def test_exported_from_the_package() -> None:
 
 def test_beta_quantile_against_sampling() -> None:
     rng = random.Random(1)
-    for a, b in ((3, 2), (10, 4), (1, 5)):
+    for a, b in ((3, 2), (10, 4), (1, 5), (300, 150)):  # the last: normal approximation
         draws = sorted(rng.betavariate(a, b) for _ in range(40000))
         assert beta_quantile(0.05, a, b) == pytest.approx(draws[2000], abs=0.01)
 

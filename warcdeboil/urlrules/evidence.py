@@ -269,20 +269,28 @@ def find_conflicts(stable: dict[str, Hashable], active: Callable[[Key], bool],
                    relevant: Callable[[str], bool]) -> Counter[Key]:
     """Rules (of those ``active`` accepts) that merge URLs of different content: for every two
     stable URLs of different groups with one canonical form, the rules applied to either of
-    them that :func:`_suspects` picks, counted once per such pair (at most 1000 pairs a
-    canonical form). ``relevant(name)``: the site showed parameter ``name`` to matter."""
+    them that :func:`_suspects` picks, counted once per such pair (each URL of a form with
+    several groups is paired with one URL of another group). ``relevant(name)``: the site
+    showed parameter ``name`` to matter."""
     by_form: dict[str, list[tuple[Hashable, set[Key]]]] = defaultdict(list)
     for url, group in stable.items():
         form, trace = canonical_with_trace(url, active, prefer)
         by_form[form].append((group, trace))
     blamed: Counter[Key] = Counter()
     for members in by_form.values():
-        if len(members) < 2 or len({g for g, _ in members}) < 2:
+        if len(members) < 2:
             continue
-        for (ga, ta), (gb, tb) in list(combinations(members, 2))[:1000]:
-            if ga != gb:
-                # The rules that fired on one URL only are what told them apart; when both
-                # went through the same rules, every one of them is suspect.
-                for key in _suspects((ta ^ tb) or (ta | tb), tested, relevant):
-                    blamed[key] += 1
+        # Each URL against the first URL of another group: linear in the form's URLs, and
+        # every URL of a mixed form is in a pair.
+        first = members[0][0]
+        other = next((m for m in members if m[0] != first), None)
+        if other is None:
+            continue
+        for group, trace in members:
+            partner = other if group == first else members[0]
+            # The rules that fired on one URL only are what told them apart; when both went
+            # through the same rules, every one of them is suspect.
+            suspects = (trace ^ partner[1]) or (trace | partner[1])
+            for key in _suspects(suspects, tested, relevant):
+                blamed[key] += 1
     return blamed

@@ -38,6 +38,8 @@ VERSION = 1
 # A rule is learned at the crawl level only from evidence of this many sites or more: one site's
 # habits are that site's rules.
 CRAWL_MIN_SITES = 2
+# Values of one parameter whose p=v hypothesis a site keeps (those with the most pairs).
+VALUES_KEPT = 50
 # The kinds whose keys name no path: pooled over the crawl.
 _GENERAL = ("param", "param_value", "variant")
 _FIELDS: dict[str, tuple[str, ...]] = {
@@ -64,9 +66,30 @@ def _prior(key: Key) -> int:
     return KNOWN_PRIOR if at is not None and is_known("param", key[at]) else 1
 
 
+def _pruned(hypotheses: dict[Key, Evidence]) -> dict[Key, Evidence]:
+    """What a site keeps of its hypotheses: path-level ones only when they are rules or have
+    :data:`MIN_AGREE` agreeing pairs (their pairs are counted in the site-level ones too), and
+    per parameter the :data:`VALUES_KEPT` values with the most pairs (session ids would
+    otherwise keep one entry per URL)."""
+    kept: dict[Key, Evidence] = {}
+    values: dict[str, list[tuple[int, Key]]] = defaultdict(list)
+    for key, ev in hypotheses.items():
+        if key[0] in _GENERAL and key[0] != "param_value":
+            kept[key] = ev
+        elif key[0] == "param_value":
+            values[key[1]].append((-(ev.agree + ev.disagree + ev.conflicts), key))
+        elif ev.decision(_prior(key)) == "irrelevant" or ev.agree >= MIN_AGREE:
+            kept[key] = ev
+    for ranked in values.values():
+        for _, key in sorted(ranked)[:VALUES_KEPT]:
+            kept[key] = hypotheses[key]
+    return kept
+
+
 def _overruled(key: Key, relevant: Any) -> bool:
-    """A crawl-level ``p=v`` rule does not reach a site where ``p`` was shown to matter: which
-    values of it change nothing there is for the site's own pairs to tell."""
+    """A crawl-level ``p=v`` rule does not reach a site where ``p`` was shown to matter (or
+    to merge different pages): which values of it change nothing there is for the site's own
+    pairs to tell."""
     return key[0] == "param_value" and bool(relevant(key[1]))
 
 
@@ -83,9 +106,10 @@ class _Site:
         self.decisions: dict[Key, tuple[str, str]] = {}  # key -> (decision, "site" | "crawl")
 
     def relevant(self, name: str) -> bool:
-        """Whether a pair of the site's URLs showed parameter ``name`` to matter."""
+        """Whether parameter ``name`` was shown to matter on the site (a pair of its URLs, or
+        a conflict)."""
         known = self.hypotheses.get(("param", name))
-        return known is not None and known.disagree > 0
+        return known is not None and known.refuted
 
 
 def _forms(evidence: SiteEvidence) -> dict[str, str]:
@@ -133,7 +157,7 @@ class UrlRules:
         hypotheses = dict(evidence.hypotheses)
 
         def relevant(name: str) -> bool:
-            known = evidence.hypotheses.get(("param", name))
+            known = hypotheses.get(("param", name))
             return known is not None and known.refuted
 
         def optimistic(key: Key) -> bool:
@@ -142,7 +166,10 @@ class UrlRules:
             known = hypotheses.get(key)
             if known is not None:
                 return not known.refuted and known.agree > 0
-            return key[0] in _GENERAL and not _overruled(key, relevant)
+            # Untested: a parameter or a variant in general (a crawl-level rule could reach
+            # the site); p=v rules are covered by their parameter's (removing p only when it
+            # is v merges fewer URLs than removing it always).
+            return key[0] in ("param", "variant")
 
         def prefer(variant: str) -> str:
             return forms[variant.split(":", 1)[0]]
@@ -154,7 +181,8 @@ class UrlRules:
                 break
             for key, count in blamed.items():
                 hypotheses.setdefault(key, Evidence()).conflicts += count
-        self._sites[site] = _Site(site, evidence.urls, evidence.unstable, hypotheses, forms)
+        self._sites[site] = _Site(site, evidence.urls, evidence.unstable, _pruned(hypotheses),
+                                  forms)
 
     def decide(self) -> None:
         """Make the decisions from the evidence counted so far (``learn`` calls it)."""

@@ -11,8 +11,10 @@ confidence reaches :data:`THRESHOLD`; one disagreeing pair makes it ``relevant``
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 __all__ = [
     "KNOWN_PRIOR",
@@ -76,11 +78,12 @@ def _log_binomial_tail(n: int, k: int, x: float) -> float:
     return top + math.log(sum(math.exp(t - top) for t in terms))
 
 
+@functools.lru_cache(maxsize=4096)
 def beta_quantile(q: float, a: int, b: int) -> float:
     """The ``q`` quantile of Beta(a, b) for whole a, b ≥ 1 (bisection on its distribution
     function, which for whole parameters is a binomial tail: I_x(a, b) = P(Bin(a+b-1, x) ≥ a)).
-    Counts beyond 4000 are scaled down in proportion (the quantile is then within 0.01 of 1 or
-    of the observed share).
+    Beyond 400 counts in all, the normal approximation of the Beta is used (within 0.005 of
+    the exact quantile there).
 
     >>> round(beta_quantile(0.05, 5, 1), 4)
     0.5493
@@ -88,8 +91,10 @@ def beta_quantile(q: float, a: int, b: int) -> float:
     if b == 1:
         return float(q ** (1.0 / a))
     total = a + b
-    if total > 4000:
-        a, b = max(1, round(a * 4000 / total)), max(1, round(b * 4000 / total))
+    if total > 400:
+        mean = a / total
+        sd = math.sqrt(a * b / (total * total * (total + 1)))
+        return min(1.0, max(0.0, mean + NormalDist().inv_cdf(q) * sd))
     low, high = 0.0, 1.0
     for _ in range(50):
         mid = (low + high) / 2
