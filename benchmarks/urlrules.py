@@ -240,12 +240,45 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def scale(pages: int) -> dict[str, float]:
+    """CPU time and peak memory of learning one synthetic site of ``pages`` articles, with a
+    tracking parameter on a third of them, a ``/list?page=N`` page every fifth and a
+    ``/search?q=N&sid=…`` page every seventh (all distinct)."""
+    import random
+    import resource
+    import time
+
+    rng = random.Random(1)
+
+    def observations() -> Iterable[tuple[str, str]]:
+        for i in range(pages):
+            yield f"http://big.example/story/{i}", f"a{i}"
+            if i % 3 == 0:
+                yield f"http://big.example/story/{i}?utm_source=x{rng.randrange(9)}", f"a{i}"
+            if i % 5 == 0:
+                yield f"http://big.example/list?page={i}", f"l{i}"
+            if i % 7 == 0:
+                yield f"http://big.example/search?q={i}&sid={rng.getrandbits(40)}", f"s{i}"
+
+    urls = sum(1 for _ in observations())
+    start = time.process_time()
+    rules = UrlRules().learn(observations())
+    return {"urls": urls, "cpu_s": round(time.process_time() - start, 2),
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+            "hypotheses_kept": len(list(rules.rules("big.example")))}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("crawl", type=Path, help="the directory make_dup_crawl.py wrote")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--save-rules", type=Path, help="write the rules learned from the truth")
+    parser.add_argument("--scale", type=int, metavar="PAGES",
+                        help="instead: learn one synthetic site of PAGES articles, print the cost")
     args = parser.parse_args(argv)
+    if args.scale:
+        print(json.dumps(scale(args.scale)))
+        return
     results = evaluate(args.crawl, args.save_rules)
     for name, r in results.items():
         for label in ("missed", "relevant_called_irrelevant", "wrong_merges"):

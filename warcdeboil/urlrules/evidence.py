@@ -17,8 +17,8 @@ differs in (``joint``); the pairs that are not are left to the conflict check
 Cost of one site: its distinct URLs with their group (a dict), each URL's query parsed once, one
 counter per class of two URLs or more (at most one per URL and parameter, plus one per URL and
 variant), and pairs within a path only up to :data:`PATH_PAIRS_LIMIT` URLs per path. About
-1 KiB per URL in CPython; a site of a million URLs takes ~1 GiB while it is counted, and only
-its counters (one per hypothesis with a pair) stay afterwards.
+4 KiB per URL in CPython (measured: one site of 134,000 URLs peaks at 540 MiB and takes 18
+CPU-s); only its counters stay afterwards (pruned: see ``rules._pruned``).
 """
 
 from __future__ import annotations

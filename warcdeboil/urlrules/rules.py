@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Collection, Hashable, Iterable, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -72,25 +72,27 @@ def _pruned(hypotheses: dict[Key, Evidence]) -> dict[Key, Evidence]:
     per parameter the :data:`VALUES_KEPT` values with the most pairs (session ids would
     otherwise keep one entry per URL)."""
     kept: dict[Key, Evidence] = {}
-    values: dict[str, list[tuple[int, Key]]] = defaultdict(list)
+    values: dict[str, list[tuple[bool, int, Key]]] = defaultdict(list)
     for key, ev in hypotheses.items():
         if key[0] in _GENERAL and key[0] != "param_value":
             kept[key] = ev
         elif key[0] == "param_value":
-            values[key[1]].append((-(ev.agree + ev.disagree + ev.conflicts), key))
+            # Refuted values first: the crawl level must hear of every disagreement it can.
+            values[key[1]].append((not ev.refuted, -(ev.agree + ev.disagree + ev.conflicts),
+                                   key))
         elif ev.decision(_prior(key)) == "irrelevant" or ev.agree >= MIN_AGREE:
             kept[key] = ev
     for ranked in values.values():
-        for _, key in sorted(ranked)[:VALUES_KEPT]:
+        for _, _, key in sorted(ranked)[:VALUES_KEPT]:
             kept[key] = hypotheses[key]
     return kept
 
 
-def _overruled(key: Key, relevant: Any) -> bool:
+def _overruled(key: Key, relevant: Callable[[str], bool]) -> bool:
     """A crawl-level ``p=v`` rule does not reach a site where ``p`` was shown to matter (or
     to merge different pages): which values of it change nothing there is for the site's own
     pairs to tell."""
-    return key[0] == "param_value" and bool(relevant(key[1]))
+    return key[0] == "param_value" and relevant(key[1])
 
 
 class _Site:
@@ -221,7 +223,7 @@ class UrlRules:
 
     # -- using ------------------------------------------------------------------------------
 
-    def _active(self, site: _Site | None) -> Any:
+    def _active(self, site: _Site | None) -> Callable[[Key], bool]:
         def active(key: Key) -> bool:
             if site is not None:
                 decided = site.decisions.get(key)
@@ -232,7 +234,7 @@ class UrlRules:
             return key[0] in _GENERAL and self._crawl_decisions.get(key) == "irrelevant"
         return active
 
-    def _prefer(self, site: _Site | None) -> Any:
+    def _prefer(self, site: _Site | None) -> Callable[[str], str]:
         forms = site.forms if site is not None else self._crawl_forms
         return lambda variant: forms[variant.split(":", 1)[0]]
 
