@@ -169,6 +169,9 @@ def test_several_params_added_at_once_are_each_credited() -> None:
     ("fragment", lambda u: u + "#top", "http://ex.com/a/9#x", "http://ex.com/a/9"),
     ("path_param:jsessionid", lambda u: u + ";jsessionid=AB12", "http://ex.com/a/9;jsessionid=Z",
      "http://ex.com/a/9"),
+    ("port", lambda u: u.replace("ex.com", "ex.com:80"), "http://ex.com:80/a/9?p=1",
+     "http://ex.com/a/9?p=1"),
+    ("empty_query", lambda u: u + "?", "http://ex.com/a/9?#x", "http://ex.com/a/9#x"),
 ])
 def test_path_variants(variant: str, make: object, example: str, expected: str) -> None:
     base = articles("ex.com")
@@ -178,6 +181,16 @@ def test_path_variants(variant: str, make: object, example: str, expected: str) 
     assert (entry["agree"], entry["disagree"], entry["decision"]) == (2, 0, "irrelevant")
     assert entry["prior"] == 4
     assert rules.canonical(example) == expected
+
+
+def test_parameter_order() -> None:
+    obs = [(f"http://ex.com/v?x={i}&y=1", f"v{i}") for i in range(4)]
+    obs += [(f"http://ex.com/v?y=1&x={i}", f"v{i}") for i in range(2)]
+    rules = learned(obs)
+    entry = decision(rules, "ex.com", kind="variant", variant="query_order")
+    assert (entry["agree"], entry["decision"]) == (2, "irrelevant")
+    assert rules.canonical("http://ex.com/v?y=1&x=7") == "http://ex.com/v?x=7&y=1"
+    assert decision(rules, "ex.com", kind="param", param="x")["decision"] == "relevant"
 
 
 def test_scheme_and_www_changed_at_once_credit_both() -> None:

@@ -4,9 +4,10 @@ Rules are looked up by key through a predicate, so the same code serves the rule
 :meth:`UrlRules.canonical`) and the wider set the learner checks for conflicts. Keys:
 
 =================================================  ===============================================
-``("variant", "scheme" | "www" | "slash" |         a path variant changes nothing on the site
-"case" | "fragment" | "index:NAME" |
-"path_param:NAME")``
+``("variant", "scheme" | "www" | "port" |          a path variant changes nothing on the site
+"slash" | "case" | "fragment" | "index:NAME" |
+"path_param:NAME" | "empty_query" |
+"query_order")``
 ``("param", p)``                                   (b) parameter ``p`` never matters on the site
 ``("param_value", p, v)``                          (e) adding ``p=v`` changes nothing, anywhere
 ``("path", path)``                                 (a) every URL of ``path`` is the same page
@@ -30,6 +31,7 @@ from .urls import (
     query_chunks,
     split_url,
     strip_default_document,
+    without_default_port,
     without_path_params,
 )
 
@@ -44,8 +46,15 @@ def _variants(parts: UrlParts, active: Active, prefer: Prefer, trace: set[Key]) 
     if parts.fragment is not None and active(("variant", "fragment")):
         parts = parts.with_(fragment=None)
         trace.add(("variant", "fragment"))
+    if parts.query == "" and active(("variant", "empty_query")):
+        parts = parts.with_(query=None)
+        trace.add(("variant", "empty_query"))
     if not parts.authority:
         return parts
+    netloc = without_default_port(parts.scheme, parts.netloc)
+    if netloc != parts.netloc and active(("variant", "port")):
+        parts = parts.with_(netloc=netloc)
+        trace.add(("variant", "port"))
     scheme = parts.scheme.lower()
     if scheme in ("http", "https") and active(("variant", "scheme")):
         target = prefer("scheme")
@@ -109,7 +118,11 @@ def _query(parts: UrlParts, paths: tuple[str, ...], active: Active, trace: set[K
             chunks = [c for c in chunks if c.name != name]
     if all(c.name for c in query_chunks(parts.query)) and not chunks:
         return parts.with_(query=None)
-    return parts.with_(query="&".join(c.raw for c in chunks))
+    raws = [c.raw for c in chunks]
+    if len(raws) > 1 and raws != sorted(raws) and active(("variant", "query_order")):
+        raws.sort()
+        trace.add(("variant", "query_order"))
+    return parts.with_(query="&".join(raws))
 
 
 def canonical_with_trace(url: str, active: Active, prefer: Prefer) -> tuple[str, set[Key]]:

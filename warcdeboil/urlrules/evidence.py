@@ -36,6 +36,7 @@ from .urls import (
     query_chunks,
     split_url,
     strip_default_document,
+    without_default_port,
     without_path_params,
 )
 
@@ -165,8 +166,15 @@ def _variant_images(p: UrlParts) -> list[tuple[str, str, str | None]]:
         images.append(("fragment", p.with_(fragment=None).join(), None))
     else:
         images.append(("fragment", p.join(), None))
+    images.append(("empty_query", p.with_(query=None if p.query == "" else p.query).join(),
+                   None))
+    chunks = p.query.split("&") if p.query else []
+    images.append(("query_order", p.with_(query="&".join(sorted(chunks)) if chunks else
+                                          p.query).join(), None))
     if not p.authority:
         return images
+    images.append(("port", p.with_(netloc=without_default_port(p.scheme, p.netloc)).join(),
+                   None))
     has_www = p.netloc[:4].lower() == "www."
     bare = p.netloc[4:] if has_www else p.netloc
     images.append(("www", p.with_(netloc=bare.lower()).join(), None))

@@ -35,8 +35,9 @@ THRESHOLD = 0.5
 # it never replaces it.
 MIN_AGREE = 2
 # Prior successes (Beta(KNOWN_PRIOR, 1)) for parameters and variants known to change nothing
-# almost everywhere — tracking and session parameters, http/https, www., a trailing slash,
-# default documents, fragments (the most common DUST rules, Bar-Yossef et al. 2007): worth 3
+# almost everywhere — tracking and session parameters, http/https, www., the default port, a
+# trailing slash, default documents, fragments, an empty query, the order of the parameters
+# (the most common DUST rules, Bar-Yossef et al. 2007): worth 3
 # agreeing pairs, so 2 observed ones make a rule (0.05^(1/6) = 0.61). Letter case, other
 # parameters and other path parameters get the uniform prior.
 KNOWN_PRIOR = 4
@@ -51,7 +52,8 @@ _SESSION = frozenset({
     "jsessionid", "phpsessid", "sid", "sessionid", "session_id", "sessid", "aspsessionid",
     "cfid", "cftoken", "zenid", "oscsid",
 })
-_KNOWN_VARIANTS = ("scheme", "www", "slash", "fragment", "index:")
+_KNOWN_VARIANTS = ("scheme", "www", "port", "slash", "fragment", "index:", "empty_query",
+                   "query_order")
 
 
 def is_known(kind: str, name: str) -> bool:

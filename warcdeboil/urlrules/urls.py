@@ -20,6 +20,7 @@ __all__ = [
     "query_chunks",
     "split_url",
     "strip_default_document",
+    "without_default_port",
     "without_path_params",
 ]
 
@@ -124,3 +125,15 @@ def strip_default_document(path: str) -> tuple[str, str | None]:
     if slash and last.lower() in DEFAULT_DOCUMENTS:
         return head + "/", last.lower()
     return path, None
+
+
+def without_default_port(scheme: str, netloc: str) -> str:
+    """``netloc`` without ``:80`` (http) or ``:443`` (https), the ports a scheme implies.
+
+    >>> without_default_port('http', 'a.b:80'), without_default_port('https', 'a.b:80')
+    ('a.b', 'a.b:80')
+    """
+    default = {"http": ":80", "https": ":443"}.get(scheme.lower())
+    if default and netloc.endswith(default):
+        return netloc[: -len(default)]
+    return netloc
