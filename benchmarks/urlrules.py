@@ -45,7 +45,7 @@ from dedup import CrawlPage, page_text, read_crawl  # type: ignore[import-not-fo
 
 from warcdeboil.api import Deboiler
 from warcdeboil.dedup import DedupStats, PageText, duplicate_groups
-from warcdeboil.sitekey import SiteKeyer, url_sort_key
+from warcdeboil.sitekey import SiteKeyer
 from warcdeboil.urlrules import UrlRules, query_chunks, split_url
 
 COMPONENTS = {
@@ -84,8 +84,8 @@ def found_groups(pages: list[CrawlPage]) -> list[str]:
 
 
 def learn(urls: Iterable[str], groups: Iterable[str]) -> UrlRules:
-    observations = sorted(zip(urls, groups, strict=True), key=lambda o: url_sort_key(o[0]))
-    return UrlRules().learn(observations)
+    rules = UrlRules()
+    return rules.learn(sorted(zip(urls, groups, strict=True), key=lambda o: rules.site_of(o[0])))
 
 
 def labels(rows: list[dict[str, str]]) -> tuple[Labelled, Labelled, list[tuple[str, str, str]]]:

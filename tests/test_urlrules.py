@@ -17,14 +17,14 @@ from hypothesis import strategies as st
 
 import warcdeboil
 from warcdeboil.errors import ConfigError, WarcDeboilError
-from warcdeboil.sitekey import url_sort_key
 from warcdeboil.urlrules import UrlRules, beta_quantile, query_chunks, split_url
 
 Obs = list[tuple[str, Hashable]]
 
 
 def learned(observations: Iterable[tuple[str, Hashable]]) -> UrlRules:
-    return UrlRules().learn(sorted(observations, key=lambda o: url_sort_key(o[0])))
+    rules = UrlRules()
+    return rules.learn(sorted(observations, key=lambda o: rules.site_of(o[0])))
 
 
 def articles(host: str, n: int = 6, path: str = "/a/{}") -> Obs:
@@ -347,6 +347,24 @@ def test_canonical_is_idempotent_and_drops_only_learned_params(trained: UrlRules
         else:
             assert chunk.name in irrelevant, (url, form)
     assert kept == []
+
+
+ODD_PIECES = st.sampled_from([
+    "http://", "https://", "www.", "a.com", "b.org", ":80", ":443", "/", "?", "&", "=", "#", ";",
+    "x", "id", "utm_source", "index.html", "%", "[", "]", "A", " ", "é", ";jsessionid="])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.lists(ODD_PIECES, max_size=12).map("".join), st.integers(0, 4)),
+                max_size=30),
+       st.lists(ODD_PIECES, max_size=12).map("".join))
+def test_odd_urls_are_learned_and_canonical_without_error(observations: Obs, probe: str) -> None:
+    rules = learned(observations)
+    form = rules.canonical(probe)
+    assert rules.canonical(form) == form
+    assert 0.0 <= rules.duplicate_probability(probe, [url for url, _ in observations]) <= 1.0
+    assert UrlRules.from_json(json.loads(json.dumps(rules.to_json()))).to_json() == \
+        rules.to_json()
 
 
 @settings(max_examples=200, deadline=None)

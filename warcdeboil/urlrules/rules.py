@@ -141,12 +141,18 @@ class UrlRules:
     def learn(self, observations: Iterable[tuple[str, Hashable]]) -> UrlRules:
         """Learn from ``(url, group id)`` pairs: every page of a run, duplicates sharing a group
         id, a page without copies in a group of its own. The pairs must come grouped by site
-        (sorted by :func:`warcdeboil.sitekey.url_sort_key` will do): a site seen again after
-        another one is an error, since its first part was already learned. Returns ``self``."""
+        (:meth:`site_of`; warcdeboil's index is in that order, and ``sorted(observations,
+        key=lambda o: rules.site_of(o[0]))`` will do): a site seen again after another one is
+        an error, since its first part was already learned. Returns ``self``."""
         for site, items in groupby(observations, key=lambda o: self._keyer(o[0])):
             self.learn_site(site, items)
         self._decide()
         return self
+
+    def site_of(self, url: str) -> str:
+        """The site a URL's rules are learned and looked up under (``site_key``: its host
+        without ``www.``, or its registered domain)."""
+        return self._keyer(url)
 
     def learn_site(self, site: str, observations: Iterable[tuple[str, Hashable]]) -> None:
         """Count one site's evidence (decisions are made by :meth:`learn`, or :meth:`decide`
