@@ -5,7 +5,7 @@ page's content unchanged.
     rules.learn(observations)          # (url, group id) of every page, grouped by site
     rules.save("rules.json")
     rules = UrlRules.load("rules.json")
-    rules.canonical("http://example.com/a?id=3&utm_source=x")   # 'http://example.com/a?id=3'
+    rules.canonical("http://example.com/a?id=3&utm_source=x")   # e.g. 'http://example.com/a?id=3'
     rules.duplicate_probability(url, seen_urls)                 # 0.0 … 1.0
 
 Learning holds one site's URLs at a time; what stays are the counts of each hypothesis with
