@@ -19,6 +19,7 @@ at hand. Hangul is written with spaces and stays word-based.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import numpy as np
 
@@ -52,6 +53,9 @@ _SPACE[list(_SEPARATORS)] = True
 _SEPARATE_TABLE = dict.fromkeys(_SEPARATORS, " ")  # for str.translate (tokens only)
 _MAY_BE_UNSPACED = np.zeros(256, dtype=bool)
 _MAY_BE_UNSPACED[0xE0:0xF5] = True
+# Texts up to 2**16 bytes (all but the longest pages) take the powers of the word hash from a
+# table (see _powers): 2 MiB at most for all the tables.
+_TABLE_BITS = 16
 _WORD_BASE = np.uint64(0x100000001B3)  # odd, so invertible modulo 2**64 (FNV's prime)
 _WORD_BASE_INVERSE = np.uint64(pow(0x100000001B3, -1, 2**64))
 # Mixes the hashes of the words of a shingle by position: odd 64-bit constants (arithmetic wraps).
@@ -105,6 +109,22 @@ def word_hashes(text: str) -> np.ndarray:
 
 
 def _powers(length: int) -> tuple[np.ndarray, np.ndarray]:
+    """M**i and M**-i modulo 2**64 for i < at least ``length``: for a text of at most
+    2**:data:`_TABLE_BITS` bytes, read-only tables computed once per size class (their two
+    cumulative products were a fifth of the cost of shingling a dragnet page)."""
+    if length > 1 << _TABLE_BITS:
+        return _compute_powers(length)
+    return _power_table(max(length - 1, 1).bit_length())
+
+
+@lru_cache(maxsize=_TABLE_BITS + 1)
+def _power_table(bits: int) -> tuple[np.ndarray, np.ndarray]:
+    forward, backward = _compute_powers(1 << bits)
+    forward.flags.writeable = backward.flags.writeable = False
+    return forward, backward
+
+
+def _compute_powers(length: int) -> tuple[np.ndarray, np.ndarray]:
     """M**i and M**-i modulo 2**64, i < length (numpy's unsigned products wrap)."""
     ones = np.ones(length, dtype=np.uint64)
     forward = np.cumprod(np.concatenate(([np.uint64(1)], ones[1:] * _WORD_BASE)))

@@ -26,15 +26,18 @@ from xxhash import xxh3_64_intdigest
 
 from ..dom import (
     BLOCK_SPLIT,
+    LINE,
     LINK_CLOSE,
     LINK_OPEN,
+    SLOT_CUT,
+    SUBTREE_CUT,
     PageText,
     inline_as_spaces,
     plain_block_digests,
-    remove_template,
+    template_cuts,
 )
 from ..fit import SiteProfile
-from .shingles import word_hashes
+from .shingles import tokens
 
 __all__ = ["LEAD_CHARS", "LINK_DENSITY", "lead_digest", "signature_text"]
 
@@ -53,6 +56,12 @@ LEAD_CHARS = 100
 # A run of block marks and the spaces between them: the texts between runs are the blocks.
 _BLOCK_MARKS = BLOCK_SPLIT.pattern[2:-2]  # the body of BLOCK_SPLIT's character class
 _BLOCK_RUN = re.compile(f"[{_BLOCK_MARKS}][ {_BLOCK_MARKS}]*")
+# The same marks as bytes (U+FDD0..U+FDEF are EF B7 90..AF in UTF-8), and the line mark.
+_BLOCK_MARK_BYTES = re.compile(b"\xef\xb7[" + re.escape(bytes(
+    0x90 + code - 0xFDD0 for code in range(0xFDD0, 0xFDF0) if BLOCK_SPLIT.fullmatch(chr(code))
+)) + b"]")
+_MARK_BYTES = 3
+_LINE_BYTES = LINE.encode()
 _JOIN = "\ufdd0"  # joins blocks while their inline marks become spaces (no block holds one)
 _LINKED = re.compile(f"{LINK_OPEN}([^{LINK_OPEN}{LINK_CLOSE}]*)")
 
@@ -64,13 +73,60 @@ def _link_dense(block: str) -> bool:
     return len(linked) - linked.count(" ") > LINK_DENSITY * (len(block) - block.count(" "))
 
 
+def _spare_the_longest(marked: bytes, cuts: list[tuple[int, int, int, int]],
+                       ) -> list[tuple[int, int, int, int]]:
+    """``cuts`` without the slot cut that holds the longest text block of what the subtree
+    cuts leave, if one does.
+
+    Template removal spares a slot holding the page's longest block, measured over the whole
+    page (:func:`warcdeboil.dom.template_cuts`); where that block is in a template subtree (a
+    Blogger sidebar's long "About me"), a slot holding the article is cut whole, and the page's
+    signature would be empty. Measured on what the subtrees leave, the article is spared.
+    """
+    subtrees = [(start, end) for start, end, kind, _ in cuts if kind == SUBTREE_CUT]
+    pieces: list[bytes] = []
+    origins: list[tuple[int, int]] = []  # (start in the joined pieces, start in ``marked``)
+    kept_from = joined = 0
+    for start, end in [*subtrees, (len(marked), len(marked))]:
+        piece = marked[kept_from:start]
+        pieces.append(piece)
+        origins.append((joined, kept_from))
+        joined += len(piece) + _MARK_BYTES
+        kept_from = end
+    sizes = list(map(len, _BLOCK_MARK_BYTES.split(_LINE_BYTES.join(pieces))))
+    longest = max(sizes)
+    if not longest:
+        return cuts
+    index = sizes.index(longest)
+    where = sum(sizes[:index]) + _MARK_BYTES * index
+    joined_start, origin = next(o for o in reversed(origins) if o[0] <= where)
+    at = origin + where - joined_start
+    return [cut for cut in cuts if not (cut[2] == SLOT_CUT and cut[0] <= at < cut[1])]
+
+
+def _without_template(page: PageText, profile: SiteProfile | None) -> bytes:
+    """The page's marked text without its site's template subtrees and slots (the template
+    removal of :func:`warcdeboil.dom.remove_template`, but see :func:`_spare_the_longest`)."""
+    if profile is None:
+        return page.marked
+    cuts, _, slot_cuts = template_cuts(page, profile.template, profile.template_slots)
+    if slot_cuts:
+        cuts = _spare_the_longest(page.marked, cuts)
+    marked = page.marked
+    pieces: list[bytes] = []
+    kept_from = 0
+    for start, end, _, _ in cuts:
+        pieces += (marked[kept_from:start], _LINE_BYTES)  # the text around a cut: two blocks
+        kept_from = end
+    pieces.append(marked[kept_from:])
+    return b"".join(pieces)
+
+
 def signature_text(page: PageText, profile: SiteProfile | None) -> str:
     """The page's text without its site's template and its link-dense blocks, one block a
     line (``profile`` None: nothing is known of the site, only link-dense blocks go)."""
-    template = repeated = slots = frozenset[int]()
-    if profile is not None:
-        template, repeated, slots = profile.template, profile.repeated, profile.template_slots
-    marked = remove_template(page, template, slots).marked.decode("utf-8", "surrogatepass")
+    repeated = profile.repeated if profile is not None else frozenset[int]()
+    marked = _without_template(page, profile).decode("utf-8", "surrogatepass")
     blocks = _BLOCK_RUN.split(marked)
     if page.structured and LINK_OPEN in marked:
         blocks = [block for block in blocks if LINK_OPEN not in block or not _link_dense(block)]
@@ -86,7 +142,7 @@ def signature_text(page: PageText, profile: SiteProfile | None) -> str:
 def lead_digest(text: str) -> int:
     """A 64-bit digest of the words of the first line of ``text`` (a :func:`signature_text`)
     that has at least :data:`LEAD_CHARS` characters; 0 when it has none. Words as the shingles
-    see them (:func:`~.shingles.word_hashes`: case and ASCII punctuation do not count).
+    see them (:func:`~.shingles.tokens`: case and ASCII punctuation do not count).
 
     >>> lead_digest("Headline\\n" + "A first paragraph, long enough to lead. " * 3) == lead_digest(
     ...     "Other headline\\n" + "a first paragraph, long enough to lead. " * 3)
@@ -96,5 +152,5 @@ def lead_digest(text: str) -> int:
     """
     for line in text.split("\n"):
         if len(line) >= LEAD_CHARS:
-            return xxh3_64_intdigest(word_hashes(line).tobytes()) or 1
+            return xxh3_64_intdigest(" ".join(tokens(line)).encode("utf-8", "surrogatepass")) or 1
     return 0
