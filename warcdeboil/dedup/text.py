@@ -9,9 +9,11 @@ and one article under two templates (a mirror, a syndicated copy) is the same.
 related stories, tags, "previous / next". They change from page to page, so the template
 removal keeps them, and a print or syndicated copy of the article does not carry them. Links
 are known on pages analysed with structure marks (``PageText.structured``: JSONL, markdown and
-content-mode runs); on others those blocks stay. Leaving out the blocks of the comments, aside
-and chrome roles as well found no more copies on the generated crawls once the site's template
-slots are gone, so they stay.
+content-mode runs); on others those blocks stay. **Comments** go as well: the elements of the
+comments role (``<div id=comments>``), which template removal keeps where they hold most of the
+page's text (a post with 274 comments: the slot guard spares them), so that a page is signed by
+its article and not by its readers. Leaving out the aside and chrome roles' blocks too found no
+more copies on the generated crawls once the site's template slots are gone, so those stay.
 
 The text is one block a line. :func:`lead_digest` names its first long block — an article's
 lead paragraph — which the confirmation uses: a print copy and its original begin alike, page 2
@@ -29,6 +31,10 @@ from ..dom import (
     LINE,
     LINK_CLOSE,
     LINK_OPEN,
+    ROLE_CLOSE,
+    ROLE_COMMENTS,
+    ROLE_MAIN,
+    ROLE_OPEN,
     SLOT_CUT,
     SUBTREE_CUT,
     PageText,
@@ -62,6 +68,9 @@ _BLOCK_MARK_BYTES = re.compile(b"\xef\xb7[" + re.escape(bytes(
 )) + b"]")
 _MARK_BYTES = 3
 _LINE_BYTES = LINE.encode()
+_COMMENTS_OPEN, _MAIN_OPEN = ROLE_OPEN[ROLE_COMMENTS], ROLE_OPEN[ROLE_MAIN]
+_COMMENT_AND_MAIN = re.compile(f"{_COMMENTS_OPEN} ?{_MAIN_OPEN}")
+_COMMENTS_MARKS = re.compile(f"[{_COMMENTS_OPEN}{ROLE_CLOSE[ROLE_COMMENTS]}]")
 _JOIN = "\ufdd0"  # joins blocks while their inline marks become spaces (no block holds one)
 _LINKED = re.compile(f"{LINK_OPEN}([^{LINK_OPEN}{LINK_CLOSE}]*)")
 
@@ -122,11 +131,42 @@ def _without_template(page: PageText, profile: SiteProfile | None) -> bytes:
     return b"".join(pieces)
 
 
+def _holds_main(region: str) -> bool:
+    """Whether a comments element holds an element of the main role that is not a comment
+    too (a comment's body is often an "entry": both roles, their opening marks side by side).
+    A main element opening right where a comments element opens counts as such a comment: the
+    marks cannot tell the two apart."""
+    mains = region.count(_MAIN_OPEN)
+    return mains > 0 and mains > len(_COMMENT_AND_MAIN.findall(region))
+
+
+def _without_comments(marked: str) -> str:
+    """The marked text without the elements of the comments role (outermost ones; not one
+    that holds an element of the main role that is not a comment too)."""
+    if _COMMENTS_OPEN not in marked:
+        return marked
+    pieces: list[str] = []
+    kept_from = depth = 0
+    start = 0
+    for mark in _COMMENTS_MARKS.finditer(marked):
+        if mark.group() == _COMMENTS_OPEN:
+            if not depth:
+                start = mark.start()
+            depth += 1
+        elif depth:
+            depth -= 1
+            if not depth and not _holds_main(marked[start : mark.end()]):
+                pieces += (marked[kept_from:start], LINE)
+                kept_from = mark.end()
+    pieces.append(marked[kept_from:])
+    return "".join(pieces)
+
+
 def signature_text(page: PageText, profile: SiteProfile | None) -> str:
-    """The page's text without its site's template and its link-dense blocks, one block a
-    line (``profile`` None: nothing is known of the site, only link-dense blocks go)."""
+    """The page's text without its site's template, its comments and its link-dense blocks,
+    one block a line (``profile`` None: nothing is known of the site, the template stays)."""
     repeated = profile.repeated if profile is not None else frozenset[int]()
-    marked = _without_template(page, profile).decode("utf-8", "surrogatepass")
+    marked = _without_comments(_without_template(page, profile).decode("utf-8", "surrogatepass"))
     blocks = _BLOCK_RUN.split(marked)
     if page.structured and LINK_OPEN in marked:
         blocks = [block for block in blocks if LINK_OPEN not in block or not _link_dense(block)]
