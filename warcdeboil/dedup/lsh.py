@@ -95,14 +95,14 @@ CONFIRM_THRESHOLD = 0.7
 # contained whole) scores J up to 0.5 once link-dense blocks are left out of the signatures
 # (dedup.text), and its estimate up to 0.55 (standard error 0.044): 0.5, chosen before link-dense
 # blocks went, joined 1-4 such pages to their first page on the generated crawls (dragnet,
-# l3s-gn1); 0.6 joins none and misses no copy that 0.55 finds. See
+# l3s-gn1); 0.55 still joined some (dragnet: precision 0.977); 0.6 joins none. See
 # benchmarks/results/dedup-2026-11-25.md.
 CONTAINED_JACCARD = 0.6
 CONTAINMENT = 0.9
 # Pages with the same lead paragraph (dedup.text.lead_digest) are duplicates when the smaller
 # lies at least this much inside the larger, at any Jaccard: an original with a photo gallery's
 # captions or comments that its print copy lacks (J 0.06-0.3 on the generated crawls). 0.7, 0.8
-# and 0.9 were tried on the generated crawls: 0.7 found 1-2 more pairs and no wrong one; no
+# and 0.9 were tried on the generated crawls: 0.7 found 0-2 more pairs and no wrong one; no
 # ?page=2 page shares its article's lead. The estimate of containment is noisy when J is low
 # (J 0.26 +- 0.04 gives 0.86-0.98 for a copy a quarter the size of its original), hence the margin.
 LEAD_CONTAINMENT = 0.7
