@@ -19,6 +19,7 @@ from conftest import ROOT, shared_file
 from warcdeboil.dedup import (
     BANDS,
     CONFIRM_THRESHOLD,
+    CONTAINED_JACCARD,
     MAX_BUCKET_KEPT,
     ROWS,
     Copy,
@@ -331,7 +332,7 @@ def test_contained_copy_is_a_duplicate_and_half_an_article_is_not(tmp_path: Path
     original = " ".join(article + comments)
     printed = " ".join(article)
     page_two = " ".join(article[300:])
-    assert 0.55 < _jaccard(original, printed) < CONFIRM_THRESHOLD
+    assert CONTAINED_JACCARD < _jaccard(original, printed) < CONFIRM_THRESHOLD
     pages = [PageText(0, "http://a.com/s", original), PageText(1, "http://a.com/s/print", printed),
              PageText(2, "http://a.com/s?page=2", page_two)]
     groups = list(duplicate_groups(pages, tmp_path))
