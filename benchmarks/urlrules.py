@@ -41,9 +41,13 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from dedup import CrawlPage, page_text, read_crawl  # type: ignore[import-not-found]
+from dedup import (  # type: ignore[import-not-found]
+    CrawlPage,
+    page_text,
+    read_crawl,
+    signature_texts,
+)
 
-from warcdeboil.api import Deboiler
 from warcdeboil.dedup import DedupStats, PageText, duplicate_groups
 from warcdeboil.sitekey import SiteKeyer
 from warcdeboil.urlrules import UrlRules, query_chunks, split_url
@@ -71,11 +75,15 @@ def load(crawl_dir: Path) -> tuple[list[CrawlPage], list[dict[str, str]]]:
     return pages, [rows[p.record_id] for p in pages]
 
 
-def found_groups(pages: list[CrawlPage]) -> list[str]:
-    """Each page's group as the duplicate search finds it on template-removed text."""
-    texts = [p.text for p in Deboiler().fit_transform([(p.url, p.html) for p in pages])]
+def found_groups(pages: list[CrawlPage]) -> list[str | None]:
+    """Each page's group as the duplicate search finds it on each page's signature text (its
+    text without its site's template), as ``dedup.py`` scores it."""
+    texts = signature_texts([(p.url, p.html) for p in pages])
     items = [PageText(i, p.url, texts[i], p.date, p.digest) for i, p in enumerate(pages)]
-    group = [f"page{i}" for i in range(len(pages))]
+    # A page left with no text of its own (all template) is no evidence either way: it is
+    # left out of the observations rather than called distinct from its copies.
+    group: list[str | None] = [f"page{i}" if texts[i].strip() else None
+                               for i in range(len(pages))]
     with tempfile.TemporaryDirectory() as tmp:
         for g in duplicate_groups(items, Path(tmp), stats=DedupStats()):
             for member in (g.keep, *g.drop):
@@ -83,9 +91,11 @@ def found_groups(pages: list[CrawlPage]) -> list[str]:
     return group
 
 
-def learn(urls: Iterable[str], groups: Iterable[str]) -> UrlRules:
+def learn(urls: Iterable[str], groups: Iterable[str | None]) -> UrlRules:
+    """Rules from the (url, group) of every page with a group (None: no evidence)."""
     rules = UrlRules()
-    return rules.learn(sorted(zip(urls, groups, strict=True), key=lambda o: rules.site_of(o[0])))
+    known = [(url, group) for url, group in zip(urls, groups, strict=True) if group is not None]
+    return rules.learn(sorted(known, key=lambda o: rules.site_of(o[0])))
 
 
 def labels(rows: list[dict[str, str]]) -> tuple[Labelled, Labelled, list[tuple[str, str, str]]]:

@@ -57,6 +57,9 @@ SEED = 20261124
 BASE_DATE = "2024-03-01T10:00:00Z"
 LATER_DATE = "2024-09-15T08:30:00Z"
 _CONTAINERS = "div, article, section, main, td"
+_COMMENTS_LINE = re.compile(r"^[^\w\n]*COMMENTS[ \t]*$", re.MULTILINE)
+# Originals whose gold texts share this much (Jaccard of 5-word shingles) are one story.
+SAME_STORY = 0.8
 
 
 @dataclass
@@ -68,7 +71,12 @@ class Original:
 
     @property
     def paragraphs(self) -> list[str]:
-        return [p.strip() for p in re.split(r"\n\s*\n|\n", self.gold) if p.strip()]
+        # Each once, in order: a gold text can hold its article twice (a page that repeats it).
+        # Dragnet's gold has the page's comments after a line of symbols ending "COMMENTS":
+        # they are not the article, and a copy of the article does not carry them.
+        article = _COMMENTS_LINE.split(self.gold, maxsplit=1)[0]
+        found = (p.strip() for p in re.split(r"\n\s*\n|\n", article))
+        return list(dict.fromkeys(p for p in found if p))
 
 
 @dataclass
@@ -243,6 +251,35 @@ def add_more_variants(crawl: Crawl, sites: list[list[Original]], group_of: dict[
                       "p-param")
 
 
+
+
+def _shingles(text: str, width: int = 5) -> set[str]:
+    words = text.lower().split()
+    return {" ".join(words[i : i + width]) for i in range(max(1, len(words) - width + 1))}
+
+
+def _joined_story(page: Original, stories: list[tuple[set[str], str]], group: str) -> str:
+    """``group``, or the group of an earlier original whose gold text is the same story
+    (:data:`SAME_STORY` Jaccard of 5-word shingles or more): the truth must not call two copies
+    that the source data already holds distinct pages."""
+    shingles = _shingles(page.gold)
+    for other, other_group in stories:
+        if len(shingles & other) >= SAME_STORY * len(shingles | other):
+            return other_group
+    stories.append((shingles, group))
+    return group
+
+
+def holds_first_half(body: str, paragraphs: list[str]) -> bool:
+    """Whether a page-2 ``body`` still holds a paragraph of the article's first half (a page
+    that repeats its article elsewhere keeps it whole: no page 2 at all)."""
+    tree = LexborHTMLParser(body)
+    text = _squash(tree.body.text(separator=" ")) if tree.body is not None else ""
+    rest = set(second_half(paragraphs))
+    first = [p for p in paragraphs[1:] if p not in rest and len(p) >= 40]
+    return any(_squash(p)[:40] in text for p in first)
+
+
 def build(archive: Path, seed: int = SEED, sites: int = 16, more: bool = False) -> Crawl:
     rng = random.Random(seed)
     by_site = read_originals(archive)
@@ -254,6 +291,7 @@ def build(archive: Path, seed: int = SEED, sites: int = 16, more: bool = False) 
     spare_paragraphs = [q for p in donors for q in p.paragraphs if len(q.split()) >= 30]
     rng.shuffle(spare_paragraphs)
     variant_cycle = 0
+    stories: list[tuple[set[str], str]] = []
     for number, site in enumerate(chosen):
         pages = by_site[site][:8]
         id_params = number % 4 == 3
@@ -261,7 +299,8 @@ def build(archive: Path, seed: int = SEED, sites: int = 16, more: bool = False) 
             if id_params:
                 host = page.url.split("://", 1)[1].split("/", 1)[0]
                 page.url = f"http://{host}/article.php?id={index + 1}"
-            group = f"{site}#{index}"
+            # Two sites of the data may carry one story (a wire report): one group, not two.
+            group = _joined_story(page, stories, f"{site}#{index}")
             group_of[page.url] = group
             crawl.add(page.url, page.html, group, "id-param" if id_params else "original")
         # Positives, each on a page of its own.
@@ -316,6 +355,8 @@ def build(archive: Path, seed: int = SEED, sites: int = 16, more: bool = False) 
         for article in long_articles:
             rest = second_half(article.paragraphs)
             body = with_content(article, paragraphs_html(rest))
+            if body is not None and holds_first_half(body, article.paragraphs):
+                body = None
             if body is None and article is not long_articles[-1]:
                 continue
             if body is None:

@@ -1,13 +1,14 @@
 """Duplicate detection over a whole run (library; the pipeline stage is to come).
 
-Near duplicates are found on each page's text *after* its site's template is removed:
+Near duplicates are found on each page's text *after* its site's template is removed
+(:mod:`.text`: :func:`signature_text`, and the lead paragraph the confirmation looks at):
 
 - :mod:`.shingles` turns text into 64-bit shingle hashes (word 5-grams; each character of a
   script written without spaces — Chinese, Japanese, Thai… — counts as one word);
 - :mod:`.minhash` reduces the shingles to a fixed-length MinHash signature (numpy, vectorised);
 - :mod:`.lsh` bands the signatures and finds candidate pairs with an external sort of the band
   keys (sorted runs on disk, k-way merge, as :mod:`warcdeboil.index` does), then confirms each
-  pair by its estimated Jaccard similarity;
+  pair by its estimated Jaccard similarity, its containment and its lead paragraph;
 - :mod:`.groups` joins confirmed pairs (and exact duplicates: equal payload digests) with a
   union-find and picks the page each group keeps;
 - :mod:`.detect` runs the whole search over a set of pages (:func:`duplicate_groups`).
@@ -28,6 +29,7 @@ from .lsh import (
     CONFIRM_THRESHOLD,
     CONTAINED_JACCARD,
     CONTAINMENT,
+    LEAD_CONTAINMENT,
     MAX_BUCKET_KEPT,
     ROWS,
     LshParams,
@@ -40,12 +42,14 @@ from .lsh import (
 )
 from .minhash import NUM_PERM, MinHasher, estimate_jaccard
 from .shingles import SHINGLE_WORDS, shingle_hashes, tokens
+from .text import lead_digest, signature_text
 
 __all__ = [
     "BANDS",
     "CONFIRM_THRESHOLD",
     "CONTAINED_JACCARD",
     "CONTAINMENT",
+    "LEAD_CONTAINMENT",
     "MAX_BUCKET_KEPT",
     "NUM_PERM",
     "ROWS",
@@ -69,6 +73,8 @@ __all__ = [
     "exact_groups",
     "group_members",
     "keep_order",
+    "lead_digest",
     "shingle_hashes",
+    "signature_text",
     "tokens",
 ]

@@ -23,6 +23,7 @@ from .lsh import LshParams, candidate_pairs, confirms
 from .minhash import MinHasher
 from .shingles import shingle_hashes
 from .spill import DEFAULT_RUN_ITEMS
+from .text import lead_digest
 
 __all__ = ["DedupStats", "PageText", "duplicate_groups"]
 
@@ -76,23 +77,29 @@ def duplicate_groups(pages: Sequence[PageText], work_dir: Path, *,
     # cost of a sort): what the containment test needs.
     sizes = np.lib.format.open_memmap(work_dir / "sizes.npy", mode="w+", dtype=np.int64,
                                       shape=(size,))
+    # Each page's lead paragraph (dedup.text.lead_digest; 0: none), for the lead rule.
+    leads = np.lib.format.open_memmap(work_dir / "leads.npy", mode="w+", dtype=np.uint64,
+                                      shape=(size,))
     with_text = []
     for page in pages:
         shingles = shingle_hashes(page.text)
         signatures[page.page] = hasher.signature(shingles)
         sizes[page.page] = len(shingles)
+        leads[page.page] = lead_digest(page.text)
         if page.text.strip():
             with_text.append(page.page)
         else:
             stats.skipped_empty += 1
     width = hasher.num_perm
     for first, second in candidate_pairs(((p, signatures[p]) for p in with_text), work_dir,
-                                         params, run_items=run_items, stats=stats.spill):
+                                         params, run_items=run_items, stats=stats.spill,
+                                         leads=leads):
         if union.find(first) == union.find(second):
             continue
         stats.candidates += 1
         agree = np.count_nonzero(signatures[first] == signatures[second]) / width
-        if confirms(agree, int(sizes[first]), int(sizes[second]), params):
+        same_lead = bool(leads[first]) and leads[first] == leads[second]
+        if confirms(agree, int(sizes[first]), int(sizes[second]), params, same_lead=same_lead):
             stats.confirmed += 1
             union.union(first, second)
 
@@ -102,6 +109,6 @@ def duplicate_groups(pages: Sequence[PageText], work_dir: Path, *,
 
     for members in group_members(union, work_dir, run_items=run_items):
         yield choose_keeper(members, copy_of)
-    del signatures, sizes
-    for name in ("signatures.npy", "sizes.npy", "parents.npy"):
+    del signatures, sizes, leads
+    for name in ("signatures.npy", "sizes.npy", "leads.npy", "parents.npy"):
         (work_dir / name).unlink(missing_ok=True)

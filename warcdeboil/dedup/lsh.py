@@ -7,7 +7,12 @@ pair. A pair of Jaccard similarity ``s`` becomes a candidate with probability
 when the fraction of equal positions over the *whole* signature reaches
 :data:`CONFIRM_THRESHOLD`, or when it reaches :data:`CONTAINED_JACCARD` and the smaller text
 lies almost whole (:data:`CONTAINMENT`) inside the larger: a print or syndicated copy keeps the
-article and loses the comments and extras that template removal leaves on the original.
+article and loses the comments and extras that template removal leaves on the original; or
+when the two texts have the same lead paragraph (:func:`warcdeboil.dedup.text.lead_digest`) and
+the smaller lies mostly (:data:`LEAD_CONTAINMENT`) inside the larger, whatever their Jaccard: a
+copy of an article that leaves out its photo captions or keeps its comments begins like it,
+page 2 of it does not. Pages with the same lead also share a bucket of their own, an extra
+band, so that such pairs are candidates at any similarity.
 
 Bucket keys (band, 64-bit hash of the band, page) go through an external sort
 (:class:`~.spill.SortedSpill`): whatever the number of pages, memory holds one run of keys and
@@ -42,7 +47,7 @@ from __future__ import annotations
 
 import struct
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +62,7 @@ __all__ = [
     "CONFIRM_THRESHOLD",
     "CONTAINED_JACCARD",
     "CONTAINMENT",
+    "LEAD_CONTAINMENT",
     "MAX_BUCKET_KEPT",
     "ROWS",
     "LshParams",
@@ -84,12 +90,22 @@ ROWS = 4
 CONFIRM_THRESHOLD = 0.7
 # A pair below CONFIRM_THRESHOLD is still a duplicate when its estimated Jaccard is at least
 # CONTAINED_JACCARD and the smaller page's shingles are at least CONTAINMENT inside the larger.
-# On the generated crawl, print and syndicated copies scored J 0.59-0.69 with containment
-# 0.93-0.99 (the original keeps comments and related links that are not template); the
-# negatives that are contained whole (?page=2 of an article: its second half) score J <= 0.45,
-# since a copy that is at least half of the other has J >= 0.5 when contained.
-CONTAINED_JACCARD = 0.5
+# Print and syndicated copies score J 0.6-0.7 with containment 0.93-0.99 (the original keeps
+# comments and related links that are not template). ?page=2 of an article (its second half,
+# contained whole) scores J up to 0.5 once link-dense blocks are left out of the signatures
+# (dedup.text), and its estimate up to 0.55 (standard error 0.044): 0.5, chosen before link-dense
+# blocks went, joined 1-4 such pages to their first page on the generated crawls (dragnet,
+# l3s-gn1); 0.55 still joined some (dragnet: precision 0.977); 0.6 joins none. See
+# benchmarks/results/dedup-2026-11-25.md.
+CONTAINED_JACCARD = 0.6
 CONTAINMENT = 0.9
+# Pages with the same lead paragraph (dedup.text.lead_digest) are duplicates when the smaller
+# lies at least this much inside the larger, at any Jaccard: an original with a photo gallery's
+# captions or comments that its print copy lacks (J 0.06-0.3 on the generated crawls). 0.7, 0.8
+# and 0.9 were tried on the generated crawls: 0.7 found 0-2 more pairs and no wrong one; no
+# ?page=2 page shares its article's lead. The estimate of containment is noisy when J is low
+# (J 0.26 +- 0.04 gives 0.86-0.98 for a copy a quarter the size of its original), hence the margin.
+LEAD_CONTAINMENT = 0.7
 # Page numbers kept per bucket while it is read (see the module docstring).
 MAX_BUCKET_KEPT = 32
 
@@ -104,6 +120,7 @@ class LshParams:
     threshold: float = CONFIRM_THRESHOLD
     contained_jaccard: float = CONTAINED_JACCARD
     containment: float = CONTAINMENT
+    lead_containment: float = LEAD_CONTAINMENT
 
     def __post_init__(self) -> None:
         if self.bands < 1 or self.rows < 1:
@@ -153,19 +170,31 @@ def _bucket_pairs(members: Iterable[int]) -> Iterator[tuple[int, int]]:
             kept.append(page)
 
 
+def _bucket_keys(page: int, signature: np.ndarray, params: LshParams,
+                 leads: Sequence[int] | np.ndarray | None) -> Iterator[tuple[int, int]]:
+    """(band, digest) of each bucket a page is in: one per band, and the lead's (band
+    ``params.bands``) when the page has one."""
+    yield from enumerate(_band_hashes(signature, params))
+    if leads is not None and leads[page]:
+        yield params.bands, int(leads[page])
+
+
 def candidate_pairs(signatures: Iterable[tuple[int, np.ndarray]], work_dir: Path,
                     params: LshParams | None = None, *, run_items: int = DEFAULT_RUN_ITEMS,
-                    stats: dict[str, int] | None = None) -> Iterator[tuple[int, int]]:
+                    stats: dict[str, int] | None = None,
+                    leads: Sequence[int] | np.ndarray | None = None,
+                    ) -> Iterator[tuple[int, int]]:
     """Candidate pairs ``(a, b)``, ``a < b``, of pages sharing a bucket, in bounded memory.
 
     ``signatures`` gives ``(page number, signature)``; a pair may be yielded once per band it
-    shares. Run files go to ``work_dir`` and are removed once merged. ``stats``, when given,
-    receives the spill's ``runs`` and ``peak_items``.
+    shares. ``leads``, indexed by page number, gives each page's lead digest (0: none): pages
+    with the same lead share one more bucket. Run files go to ``work_dir`` and are removed once
+    merged. ``stats``, when given, receives the spill's ``runs`` and ``peak_items``.
     """
     params = params or LshParams()
     spill = SortedSpill(work_dir, run_items=run_items, prefix="lsh")
     for page, signature in signatures:
-        for band, digest in enumerate(_band_hashes(signature, params)):
+        for band, digest in _bucket_keys(page, signature, params, leads):
             record = _KEY.pack(band, digest) + _PAGE.pack(page)
             spill.add(record, record)
     current = b""
@@ -185,12 +214,14 @@ def candidate_pairs(signatures: Iterable[tuple[int, np.ndarray]], work_dir: Path
 
 
 def candidate_pairs_in_memory(signatures: Iterable[tuple[int, np.ndarray]],
-                              params: LshParams | None = None) -> set[tuple[int, int]]:
+                              params: LshParams | None = None, *,
+                              leads: Sequence[int] | np.ndarray | None = None,
+                              ) -> set[tuple[int, int]]:
     """The same candidate pairs as :func:`candidate_pairs`, with dictionaries (a reference)."""
     params = params or LshParams()
     buckets: dict[tuple[int, int], list[int]] = defaultdict(list)
     for page, signature in signatures:
-        for band, digest in enumerate(_band_hashes(signature, params)):
+        for band, digest in _bucket_keys(page, signature, params, leads):
             buckets[band, digest].append(page)
     pairs: set[tuple[int, int]] = set()
     for members in buckets.values():
@@ -198,35 +229,44 @@ def candidate_pairs_in_memory(signatures: Iterable[tuple[int, np.ndarray]],
     return pairs
 
 
-def confirms(similarity: float, size_a: int, size_b: int, params: LshParams | None = None) -> bool:
+def confirms(similarity: float, size_a: int, size_b: int, params: LshParams | None = None,
+             *, same_lead: bool = False) -> bool:
     """Whether a pair of estimated Jaccard ``similarity``, of ``size_a`` and ``size_b``
-    shingles, is a duplicate (see :data:`CONTAINED_JACCARD`).
+    shingles, is a duplicate (see :data:`CONTAINED_JACCARD` and :data:`LEAD_CONTAINMENT`;
+    ``same_lead``: the two pages have the same lead paragraph).
 
     The containment of the smaller set in the larger follows from Jaccard and the sizes:
     ``|A & B| = J (|A| + |B|) / (1 + J)``.
 
-    >>> confirms(0.75, 100, 100), confirms(0.6, 100, 100), confirms(0.6, 70, 100)
+    >>> confirms(0.75, 100, 100), confirms(0.65, 100, 100), confirms(0.65, 72, 100)
     (True, False, True)
+    >>> confirms(0.25, 25, 100), confirms(0.25, 25, 100, same_lead=True)
+    (False, True)
     """
     params = params or LshParams()
     if similarity >= params.threshold:
         return True
-    if similarity < params.contained_jaccard or min(size_a, size_b) <= 0:
+    if min(size_a, size_b) <= 0:
         return False
     shared = similarity * (size_a + size_b) / (1.0 + similarity)
-    return shared / min(size_a, size_b) >= params.containment
+    contained = shared / min(size_a, size_b)
+    if same_lead and contained >= params.lead_containment:
+        return True
+    return similarity >= params.contained_jaccard and contained >= params.containment
 
 
 def confirmed_pairs(candidates: Iterable[tuple[int, int]], signatures: np.ndarray,
                     sizes: np.ndarray, params: LshParams | None = None,
-                    ) -> Iterator[tuple[int, int, float]]:
+                    leads: np.ndarray | None = None) -> Iterator[tuple[int, int, float]]:
     """Candidates that :func:`confirms`, with their estimated similarity.
 
-    ``signatures`` (pages x positions) and ``sizes`` (shingles a page) are indexed by page
-    number (an ``np.memmap`` keeps them on disk).
+    ``signatures`` (pages x positions), ``sizes`` (shingles a page) and ``leads`` (lead
+    digests, 0: none) are indexed by page number (an ``np.memmap`` keeps them on disk).
     """
     width = signatures.shape[1] if signatures.ndim == 2 else NUM_PERM
     for first, second in candidates:
         similarity = np.count_nonzero(signatures[first] == signatures[second]) / width
-        if confirms(similarity, int(sizes[first]), int(sizes[second]), params):
+        same_lead = leads is not None and bool(leads[first]) and leads[first] == leads[second]
+        if confirms(similarity, int(sizes[first]), int(sizes[second]), params,
+                    same_lead=same_lead):
             yield first, second, similarity
