@@ -60,6 +60,8 @@ __all__ = [
     "MAX_BUCKET_KEPT",
     "ROWS",
     "LshParams",
+    "bucket_keys",
+    "bucket_pairs",
     "candidate_pairs",
     "candidate_pairs_in_memory",
     "confirmed_pairs",
@@ -151,6 +153,20 @@ def _bucket_pairs(members: Iterable[int]) -> Iterator[tuple[int, int]]:
             yield other, page
         if len(kept) < MAX_BUCKET_KEPT:
             kept.append(page)
+
+
+def bucket_keys(signature: np.ndarray, params: LshParams | None = None) -> list[bytes]:
+    """The buckets a signature falls in, one a band (band number and hash of its rows): the
+    keys :func:`candidate_pairs` sorts, for an engine that groups them by shuffling."""
+    params = params or LshParams()
+    return [_KEY.pack(band, digest)
+            for band, digest in enumerate(_band_hashes(signature, params))]
+
+
+def bucket_pairs(members: Iterable[int]) -> Iterator[tuple[int, int]]:
+    """The candidate pairs of one bucket, its members in ascending order (the choice
+    :func:`candidate_pairs` makes in a bucket larger than :data:`MAX_BUCKET_KEPT`)."""
+    return _bucket_pairs(members)
 
 
 def candidate_pairs(signatures: Iterable[tuple[int, np.ndarray]], work_dir: Path,
