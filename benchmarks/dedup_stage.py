@@ -114,25 +114,35 @@ def copies(archive: Path, count: int, target: Path) -> Path:
     return target
 
 
-def memory(archive: Path, count: int) -> None:
+def memory(archive: Path, count: int, extra: tuple[str, ...]) -> None:
     env = bytecode_env()
     with tempfile.TemporaryDirectory(prefix="warcdeboil-bench-") as tmp:
         big = copies(archive, count, Path(tmp) / f"x{count}.warc.gz")
         for name, path in (("1x", archive), (f"{count}x", big)):
             for mode in ("mark", "off"):
+                work = Path(tmp) / f"work-{name}-{mode}"
                 # A fresh parent per run: ru_maxrss of children is the largest child so far.
                 code = ("import json, sys; sys.path.insert(0, sys.argv[1]); "
                         "from dedup_stage import _clean; from pathlib import Path; "
                         "cpu, rss, s = _clean(Path(sys.argv[2]), Path(sys.argv[3]), None, "
-                        "'--dedup', sys.argv[4]); "
+                        "'--dedup', sys.argv[4], '--work-dir', sys.argv[5], *sys.argv[6:]); "
                         "print(json.dumps([cpu, rss, s['pages'], s['duplicates']]))")
                 done = subprocess.run(
                     [sys.executable, "-c", code, str(Path(__file__).parent), str(path),
-                     str(Path(tmp) / f"out-{name}-{mode}"), mode],
+                     str(Path(tmp) / f"out-{name}-{mode}"), mode, str(work), *extra],
                     check=True, capture_output=True, text=True, env=env)
                 cpu, rss, pages, duplicates = json.loads(done.stdout)
                 print(f"{name} --dedup {mode}: {pages} pages, {cpu:.1f} CPU-s, peak RSS "
-                      f"{rss:.1f} MB" + (f", {duplicates}" if duplicates else ""))
+                      f"{rss:.1f} MB" + (f", {duplicates}" if duplicates else ""), flush=True)
+                if mode == "mark":  # the stage again, alone, in a fresh process tree
+                    code = ("import sys, resource, subprocess; "
+                            "subprocess.run([sys.executable, '-c', sys.argv[1], sys.argv[2]], "
+                            "check=True); "
+                            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+                    done = subprocess.run([sys.executable, "-c", code, _STAGE, str(work)],
+                                          check=True, capture_output=True, text=True, env=env)
+                    print(f"  the stage alone: peak RSS {int(done.stdout) / 1024:.1f} MB",
+                          flush=True)
 
 
 def pipeline(crawl_dir: Path) -> None:
@@ -179,13 +189,16 @@ def main() -> None:
                         "directory)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--copies", type=int, default=8)
+    parser.add_argument("--run-size", help="memory: pass --run-size MiB to clean (the index's "
+                        "sorted runs: 64 MiB by default, which 8x dragnet's entries outgrow)")
     args = parser.parse_args()
     if args.what == "share":
         share(args.archive, args.repeat)
     elif args.what == "pipeline":
         pipeline(args.archive)
     else:
-        memory(args.archive, args.copies)
+        memory(args.archive, args.copies,
+               ("--run-size", args.run_size) if args.run_size else ())
 
 
 if __name__ == "__main__":

@@ -1,5 +1,9 @@
 """What pass 2 is told of each page's duplicates: one side file per input, in record order.
 
+(Also the duplicate stage's job description and file names: what a process needs that starts
+the stage without doing it. Nothing here imports numpy, so the main process of a run, whose
+pass-2 workers are forked from it, stays as small as without the stage.)
+
 The duplicate stage writes, for every input, the pages of it that are in a duplicate group
 (two or more pages): the page's record ordinal, the group's size, whether the page is the one
 the group keeps or an exact or near duplicate of it, its estimated similarity to the kept page,
@@ -26,9 +30,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .errors import WorkDirError
+from .sitekey import SiteKeyMode
 
-__all__ = ["DedupMode", "Kind", "Verdict", "VerdictReader", "VerdictWriter", "duplicate_fields",
-           "iter_verdicts", "verdicts_path"]
+__all__ = ["DEDUP_FORMAT", "DedupMode", "Kind", "SignJob", "Verdict", "VerdictReader",
+           "VerdictWriter", "duplicate_fields", "iter_verdicts", "signatures_dir", "verdicts_path"]
+
+# Bumped whenever the stage's files, or the parameters its groups depend on (shingles, MinHash,
+# banding, thresholds: warcdeboil.dedup), change: a work directory's verdicts are then redone.
+DEDUP_FORMAT = 1
 
 _HEAD = struct.Struct("<QIBdIII")  # ordinal, group size, kind, similarity, 3 string lengths
 
@@ -82,6 +91,23 @@ def duplicate_fields(verdict: Verdict | None) -> dict[str, object]:
 
 def verdicts_path(directory: Path, file_id: int) -> Path:
     return directory / f"f{file_id:06d}.dups"
+
+
+def signatures_dir(dedup_dir: Path) -> Path:
+    """Where the stage keeps its signatures, page metadata and groups."""
+    return dedup_dir / "signatures"
+
+
+@dataclass(frozen=True, slots=True)
+class SignJob:
+    """One input's signatures (picklable): see :func:`warcdeboil.dedup.stage.sign_file`."""
+
+    page_store: str
+    directory: str  # where the parts go (signatures_dir)
+    part: int  # the input's file id: parts are numbered like the page stores
+    profiles_dir: str | None
+    partitions: int
+    site_key: SiteKeyMode
 
 
 class VerdictWriter:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from .apply import ApplyJob, Mode, OutputFormat, apply_file, default_mode, needs_structure
 from .compression import Codec
-from .duplicates import DedupMode, verdicts_path
+from .duplicates import DEDUP_FORMAT, DedupMode, SignJob, signatures_dir, verdicts_path
 from .errors import ConfigError, JobError, WarcDeboilError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
@@ -294,18 +294,22 @@ def _run_jobs(
     *,
     stage: str,
     name: Callable[[J], str],
+    elsewhere: bool = False,
 ) -> list[T]:
     """Run ``func(job, report)`` over ``jobs``; results in job order, whatever the completion
     order. ``report(records, nbytes)`` calls from the workers reach ``on_records`` in this process.
+    One worker, or one job, runs in this process, unless ``elsewhere`` (then in a worker
+    process: what it imports and leaves behind does not stay here).
 
     An unexpected error of a job (a full disk, a bug) comes back as one :class:`JobError` line
     naming the stage and ``name(job)``. On any error or :class:`Interrupted`, the jobs not yet
     started are dropped and the running workers are ended before it goes up.
     """
     try:
-        if workers <= 1 or len(jobs) <= 1:
+        if (workers <= 1 or len(jobs) <= 1) and not (elsewhere and jobs):
             return _run_here(func, jobs, on_done, on_records, stage, name)
-        return _run_pool(func, jobs, min(workers, len(jobs)), on_done, on_records, stage, name)
+        return _run_pool(func, jobs, max(1, min(workers, len(jobs))), on_done, on_records, stage,
+                         name)
     except Interrupted as exc:
         if exc.stage is None:
             exc.stage = stage
@@ -611,15 +615,16 @@ def find_duplicates(
     """The duplicate stage (:mod:`.dedup.stage`) over the page stores of the ``inputs`` inputs
     indexed in ``work_dir``, with the profiles in ``profiles_dir``: each input's verdicts in
     ``work_dir/dedup``, for pass 2. Verdicts of an earlier run are reused only when made from
-    this very index and these profiles (else they are redone). What the stage found."""
-    from .dedup.lsh import LshParams
-    from .dedup.stage import DEDUP_FORMAT, SignJob, clear, decide, sign_file, signatures_dir
+    this very index and these profiles (else they are redone). What the stage found.
 
+    Both steps run in worker processes (even with one worker): this process never imports
+    numpy nor keeps what the stage allocated, so pass 2 (here, or in workers forked from here)
+    is no larger than without the stage."""
     dedup_dir = work_dir / "dedup"
     meta_path = dedup_dir / "dedup.json"
     key = hashlib.sha1(b"\0".join([
         (work_dir / "index.json").read_bytes(), (profiles_dir / PROFILES_META).read_bytes(),
-        repr((DEDUP_FORMAT, LshParams(), inputs)).encode()])).hexdigest()
+        f"{DEDUP_FORMAT} {inputs}".encode()])).hexdigest()
     try:
         done = json.loads(meta_path.read_text(encoding="utf-8"))
         if done.get("key") == key:
@@ -627,7 +632,8 @@ def find_duplicates(
             return dict(done["counts"])
     except (OSError, ValueError, KeyError):
         pass
-    clear(dedup_dir)
+    if dedup_dir.exists():  # stale verdicts must never reach pass 2
+        shutil.rmtree(dedup_dir)
     profiles = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
     jobs = [
         SignJob(str(page_store_path(work_dir / "pages", i)), str(signatures_dir(dedup_dir)), i,
@@ -639,13 +645,40 @@ def find_duplicates(
         if progress is not None:
             progress("dedup", 1, 0, len(jobs), 0, 0)
 
-    _run_jobs(sign_file, jobs, options.worker_count, signed,
-              _records("dedup", len(jobs), 0, progress), stage="dedup",
-              name=lambda job: job.page_store)
-    counts = decide(dedup_dir, len(jobs)).to_dict()
+    if options.worker_count > 1 and len(jobs) > 1:
+        _run_jobs(_sign, jobs, options.worker_count, signed,
+                  _records("dedup", len(jobs), 0, progress), stage="dedup",
+                  name=lambda job: job.page_store)
+        jobs = []  # signed: the one job below only decides
+
+    def decided(_: dict[str, int]) -> None:
+        if progress is not None and jobs:
+            progress("dedup", len(jobs), 0, inputs, 0, 0)
+
+    # One worker process (its start and its numpy import paid once) signs what is left, then
+    # decides.
+    (counts,) = _run_jobs(_decide, [(str(dedup_dir), inputs, jobs)], 1, decided,
+                          _records("dedup", inputs, 0, progress), stage="dedup",
+                          name=lambda job: job[0], elsewhere=True)
     # Written last: its presence says every side file is complete.
-    _write_json(meta_path, {"key": key, "parts": len(jobs), "counts": counts})
+    _write_json(meta_path, {"key": key, "parts": inputs, "counts": counts})
     return counts
+
+
+def _sign(job: SignJob, report: Callable[[int, int], None] | None = None) -> int:
+    from .dedup.stage import sign_file  # numpy and the dedup package: in the worker only
+
+    return sign_file(job, report)
+
+
+def _decide(job: tuple[str, int, list[SignJob]],
+            report: Callable[[int, int], None] | None = None) -> dict[str, int]:
+    """Sign the inputs of ``job`` not signed yet, then find the groups of all ``job[1]``."""
+    from .dedup.stage import decide, sign_file
+
+    for sign in job[2]:
+        sign_file(sign, report)
+    return decide(Path(job[0]), job[1]).to_dict()
 
 
 def _fitted_with(meta: dict[str, Any], default: FitParams) -> FitParams:

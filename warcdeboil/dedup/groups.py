@@ -71,9 +71,11 @@ class UnionFind:
         if path is None:
             self.parent = np.arange(size, dtype=np.int64)
         else:
-            self.parent = np.lib.format.open_memmap(path, mode="w+", dtype=np.int64,
-                                                    shape=(size,))
-            self.parent[:] = np.arange(size, dtype=np.int64)
+            mapped = np.lib.format.open_memmap(path, mode="w+", dtype=np.int64, shape=(size,))
+            mapped[:] = np.arange(size, dtype=np.int64)
+            # A plain ndarray over the same mapping: np.memmap's __getitem__ is a Python method,
+            # 7x the cost of an element read, and find reads one element at a time.
+            self.parent = mapped.view(np.ndarray)
 
     def find(self, page: int) -> int:
         """The root of ``page``'s set; each step points a page at its grandparent (halving)."""

@@ -19,7 +19,6 @@ signatures are memory-mapped; what grows with the run is the array of each page'
 
 from __future__ import annotations
 
-import shutil
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,46 +26,36 @@ from pathlib import Path
 
 import numpy as np
 
-from ..duplicates import Kind, Verdict, VerdictWriter, verdicts_path
+from ..duplicates import (
+    DEDUP_FORMAT,
+    Kind,
+    SignJob,
+    Verdict,
+    VerdictWriter,
+    signatures_dir,
+    verdicts_path,
+)
 from ..pagestore import iter_page_store
 from ..profiles import ProfileReader
-from ..sitekey import SiteKeyer, SiteKeyMode
+from ..sitekey import SiteKeyer
 from .detect import DedupStats, PageSignatures, SignatureWriter, search
 from .groups import choose_keeper, group_members, roots_of
 from .lsh import LshParams
 from .spill import SortedSpill
 from .text import signature_text
 
-__all__ = ["STAGE_RUN_ITEMS", "DedupCounts", "SignJob", "decide", "iter_url_groups",
-           "sign_file", "signatures_dir"]
+__all__ = ["DEDUP_FORMAT", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob", "decide",
+           "iter_url_groups", "sign_file", "signatures_dir"]
 
 # Records (LSH bucket keys, group members, verdicts) held in memory before a sorted run is
 # spilled: about 110 bytes each with Python's overhead, so 7 MB. The stage's memory then stays
 # flat as the run grows (a run of dragnet's 1,381 pages has 44,192 bucket keys; eight times
 # as many pages spill 6 runs and merge them); more would only save merge passes.
 STAGE_RUN_ITEMS = 1 << 16
-# Bumped whenever the stage's files change shape: a work directory's verdicts are then redone.
-DEDUP_FORMAT = 1
 # Group files beside the signatures: each page's group (its root), what iter_url_groups reads.
 ROOTS = "roots.npy"
 _VERDICT = struct.Struct(">QIBdQ")  # page, group size, kind, similarity, kept page
 _URL_ROW = struct.Struct("<IIQ")  # lengths of site and URL, group id
-
-
-def signatures_dir(dedup_dir: Path) -> Path:
-    return dedup_dir / "signatures"
-
-
-@dataclass(frozen=True, slots=True)
-class SignJob:
-    """One input's signatures (picklable)."""
-
-    page_store: str
-    directory: str  # where the parts go (signatures_dir)
-    part: int  # the input's file id: parts are numbered like the page stores
-    profiles_dir: str | None
-    partitions: int
-    site_key: SiteKeyMode
 
 
 def sign_file(job: SignJob, progress: Callable[[int, int], None] | None = None) -> int:
@@ -231,7 +220,3 @@ def iter_url_groups(work_dir: Path) -> Iterator[tuple[str, str, int]]:
         signatures.close()
 
 
-def clear(dedup_dir: Path) -> None:
-    """Remove what an earlier stage left (stale verdicts must never reach pass 2)."""
-    if dedup_dir.exists():
-        shutil.rmtree(dedup_dir)
