@@ -215,7 +215,7 @@ def test_one_big_input_reports_its_bytes_as_it_goes(tmp_path: Path) -> None:
     reports: list[tuple[str, int, int]] = []
 
     def progress(stage: str, done: int, items: int, total: int, nbytes: int, s: int) -> None:
-        assert s == (0 if stage == "fit" else size)
+        assert s == (0 if stage in ("fit", "dedup") else size)
         reports.append((stage, done, nbytes))
 
     clean([archive], tmp_path / "out", Options(workers=1, format=OutputFormat.JSONL),

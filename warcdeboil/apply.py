@@ -37,6 +37,7 @@ from .dom import (
     remove_repeated,
     remove_template,
 )
+from .duplicates import DedupMode, Kind, Verdict, VerdictReader, duplicate_fields
 from .errors import ConfigError, InputError, RecordError
 from .fit import SiteProfile
 from .language import identify, iso639_3, primary_subtag
@@ -44,10 +45,18 @@ from .lm_filter import LmSettings, PageScore, PageScorer
 from .markdown import render
 from .meter import Meter, Report, input_bytes
 from .names import escape_name
-from .pages import HtmlPage, PageLimits, html_page
+from .pages import HtmlPage, PageLimits, html_page, payload_sha1
 from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
-from .provenance import SOURCE_FIELD, Revisits, cleaned_headers, derived_id, field, warcinfo_record
+from .provenance import (
+    SOURCE_FIELD,
+    Revisits,
+    cleaned_headers,
+    derived_id,
+    field,
+    revisit_of_copy,
+    warcinfo_record,
+)
 from .reader import Span, WarcRecord, iter_selected, open_archive
 from .recompress import carry_record, write_repaired
 from .relink import LinkLog
@@ -132,6 +141,8 @@ class ApplyJob:
     settings: tuple[tuple[str, str], ...] = ()  # options named in the output's warcinfo
     links: str | None = None  # WARC output: where its links files go (see relink.LinkLog)
     lm: LmSettings | None = None  # --lm: perplexity scores, and its filters
+    verdicts: str | None = None  # the duplicate stage's side file for this input
+    dedup: DedupMode = DedupMode.OFF  # what to do with the duplicates it names
 
     @property
     def structure(self) -> bool:
@@ -197,14 +208,17 @@ def _fill(
     meter: Meter | None,
 ) -> None:
     """Every record (or stored page) of the input through ``sink``, which is then closed."""
+    verdicts = None
+    if job.verdicts is not None and job.dedup is not DedupMode.OFF:
+        verdicts = VerdictReader(Path(job.verdicts))
     if job.page_store is not None and job.format is not OutputFormat.WARC:
         # Text outputs need only what pass 1 stored: the archive is not read again.
         for entry in iter_page_store(Path(job.page_store)):
-            _emit(entry, None, None, keyer, lookup, sink, tally, job.mode)
+            _emit(entry, None, None, keyer, lookup, sink, tally, job, verdicts)
             if meter is not None:  # pages only: the records between count at the end
                 meter.record(entry.offset, entry.length)
     else:
-        _apply_records(job, keyer, lookup, sink, tally, meter)
+        _apply_records(job, keyer, lookup, sink, tally, meter, verdicts)
     sink.close()
 
 
@@ -215,6 +229,7 @@ def _apply_records(
     sink: _Sink,
     tally: Tally,
     meter: Meter | None,
+    verdicts: VerdictReader | None = None,
 ) -> None:
     stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
     pending: PageEntry | None = next(stored, None) if stored is not None else None
@@ -251,9 +266,9 @@ def _apply_records(
             entry = PageEntry(
                 ordinal, record.offset, record.length, page.url, record.record_id,
                 record.get("WARC-Date") or "", page.charset, len(page.body),
-                analyse(page.markup, structure=job.structure),
+                analyse(page.markup, structure=job.structure), payload_sha1(page),
             )
-        _emit(entry, record, page, keyer, lookup, sink, tally, job.mode)
+        _emit(entry, record, page, keyer, lookup, sink, tally, job, verdicts)
     if tally.records == 0 and not tally.problems and job.spans is None:
         no_records(tally, job.path, seen=seen)
 
@@ -266,11 +281,16 @@ def _emit(
     lookup: ProfileLookup | None,
     sink: _Sink,
     tally: Tally,
-    mode: Mode,
+    job: ApplyJob,
+    verdicts: VerdictReader | None = None,
 ) -> None:
+    verdict = verdicts.get(entry.ordinal) if verdicts is not None else None
+    if verdict is not None and verdict.duplicate and _dedup_done(
+            entry, record, page, verdict, sink, tally, job.dedup):
+        return
     site = keyer(entry.url)
     profile = lookup(site) if lookup is not None and site else None
-    cleaned, content, removed_blocks = clean_page(entry.page, profile, mode)
+    cleaned, content, removed_blocks = clean_page(entry.page, profile, job.mode)
     tally.cleaned += 1
     tally.removed_subtrees += cleaned.removed
     tally.removed_slots += cleaned.slots
@@ -282,7 +302,36 @@ def _emit(
         tally.html_bytes_after += len(html)
     else:
         tally.text_chars += len(cleaned.text)
-    sink.page(PageResult(entry, site, cleaned, content), record, page, html)
+    sink.page(PageResult(entry, site, cleaned, content, duplicate=verdict), record, page, html)
+
+
+def _dedup_done(
+    entry: PageEntry, record: WarcRecord | None, page: HtmlPage | None, verdict: Verdict,
+    sink: _Sink, tally: Tally, dedup: DedupMode,
+) -> bool:
+    """Count a duplicate page; True when ``dedup`` has dealt with it (dropped, or written as
+    a revisit), False when it is to be cleaned and written as any page."""
+    exact = verdict.kind is Kind.EXACT
+    if exact:
+        tally.duplicates_exact += 1
+    else:
+        tally.duplicates_near += 1
+    if dedup is DedupMode.DROP:
+        tally.cleaned += 1  # cleaned pages not written, as --max-page-perplexity counts them
+        tally.html_bytes_before += entry.html_bytes_before
+        if exact:
+            tally.dropped_duplicate_exact += 1
+        else:
+            tally.dropped_duplicate_near += 1
+        return True
+    if (dedup is DedupMode.REVISIT and exact and record is not None and page is not None
+            and page.response is not None and entry.digest):
+        tally.cleaned += 1
+        tally.html_bytes_before += entry.html_bytes_before
+        tally.revisits_written += 1
+        sink.revisit(record, page, entry, verdict)
+        return True
+    return False
 
 
 class PageCleaning(NamedTuple):
@@ -338,6 +387,7 @@ class PageResult:
     cleaned: CleanText
     content: Extraction | None  # blocks kept (and why others went), when pages have structure
     score: PageScore | None = None  # with --lm
+    duplicate: Verdict | None = None  # with --dedup: the page's duplicate group, if any
 
 
 class _Sink(ABC):
@@ -353,6 +403,11 @@ class _Sink(ABC):
 
     def repaired(self, record: WarcRecord) -> None:
         """A record read only in part (cut short, or with a wrong Content-Length)."""
+
+    def revisit(self, record: WarcRecord, page: HtmlPage, entry: PageEntry,
+                verdict: Verdict) -> None:
+        """An exact duplicate written as a revisit of its group's kept page (WARC only)."""
+        raise NotImplementedError("only WARC output writes revisit records")
 
     @abstractmethod
     def page(
@@ -409,7 +464,7 @@ class _ScoringSink(_Sink):
                 tally.pages_dropped_perplexity += 1
                 continue
             self._inner.page(PageResult(result.entry, result.site, score.cleaned, score.content,
-                                        score), None, None, None)
+                                        score, result.duplicate), None, None, None)
 
     def close(self) -> None:
         self._flush()
@@ -432,9 +487,14 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
         return _WarcSink(out, job.codec, in_codec, source, dictionary, names, links)
     if job.format is OutputFormat.TEXT:
         return _TextSink(out, job.codec, dictionary, names)
-    return _JsonlSink(out, job.codec, job.path, markdown=job.format is OutputFormat.MARKDOWN)
+    return _JsonlSink(out, job.codec, job.path, markdown=job.format is OutputFormat.MARKDOWN,
+                      duplicates=job.dedup is not DedupMode.OFF)
 
 
+Fields = list[tuple[str, str]]
+# The revisit profile `identical-payload-digest` is WARC 1.1's: such records say so whatever the
+# version of the records around them.
+REVISIT_VERSION = "WARC/1.1"
 _Names = tuple[str, str, tuple[tuple[str, str], ...]]
 """(source file name, output file name, settings): what an output's warcinfo says."""
 _WARC_DESCRIPTION = (
@@ -502,16 +562,32 @@ class _WarcSink(_Sink):
 
     def carry(self, record: WarcRecord) -> None:
         if record.rec_type == "revisit":
-            resolved = self._revisits.resolve(record.headers)
-            if resolved is not None:  # it revisits a page cleaned above: point it there
-                self._writer.write(record.version, resolved, record.block)
-                return
-            if self._links is not None:  # perhaps cleaned later, or in another output
-                start = self._out.tell()
-                self._carry_one(record)
-                self._links.unresolved(record.headers, start, self._out.tell() - start)
-                return
+            self._write_revisit(record.version, record.headers, record.block,
+                                lambda: self._carry_one(record))
+            return
         self._carry_one(record)
+
+    def _write_revisit(self, version: str, headers: Fields, block: bytes,
+                       write: Callable[[], None]) -> None:
+        """A revisit pointed at the cleaned record it revisits when that was written above,
+        else written by ``write`` and left to relink (perhaps cleaned later, or elsewhere)."""
+        resolved = self._revisits.resolve(headers)
+        if resolved is not None:
+            self._writer.write(version, resolved, block)
+            return
+        start = self._out.tell()
+        write()
+        if self._links is not None:
+            self._links.unresolved(headers, start, self._out.tell() - start)
+
+    def revisit(self, record: WarcRecord, page: HtmlPage, entry: PageEntry,
+                verdict: Verdict) -> None:
+        assert page.response is not None
+        head = record.block_head(record.block_size - len(page.response.body))
+        headers = revisit_of_copy(record.headers, head, entry.digest, verdict.keep_url,
+                                  verdict.keep_date, verdict.keep_record_id, self._warcinfo_id)
+        self._write_revisit(REVISIT_VERSION, headers, head,
+                            lambda: self._writer.write(REVISIT_VERSION, headers, head))
 
     def _carry_one(self, record: WarcRecord) -> None:
         # A record without its CRLFCRLF is written framed afresh, its bytes otherwise the same.
@@ -635,7 +711,8 @@ class _TextSink(_Sink):
 class _JsonlSink(_Sink):
     """One JSON object per page: identity, page attributes, text (and Markdown when asked)."""
 
-    def __init__(self, out: BinaryIO, codec: Codec, source_path: str, *, markdown: bool) -> None:
+    def __init__(self, out: BinaryIO, codec: Codec, source_path: str, *, markdown: bool,
+                 duplicates: bool = False) -> None:
         self._gzip = igzip.IGzipFile(
             filename="", mode="wb", fileobj=out, mtime=0, compresslevel=JSONL_GZIP_LEVEL
         ) if codec is not Codec.NONE else None
@@ -643,6 +720,7 @@ class _JsonlSink(_Sink):
         # The name as valid UTF-8: bytes that are not UTF-8 percent-encoded (names.escape_name).
         self._warc_file = escape_name(os.path.basename(source_path))
         self._markdown = markdown
+        self._duplicates = duplicates  # --dedup: each page says its duplicate group
 
     def page(
         self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
@@ -662,6 +740,8 @@ class _JsonlSink(_Sink):
         obj.update(page_fields(entry.page, result.cleaned, result.content, self._markdown,
                                result.score))
         obj["html_bytes_before"] = entry.html_bytes_before
+        if self._duplicates:
+            obj.update(duplicate_fields(result.duplicate))
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
 

@@ -18,6 +18,7 @@ import typer
 
 from .apply import Mode, OutputFormat
 from .compression import Codec
+from .duplicates import DedupMode
 from .errors import WarcDeboilError
 from .lm_commands import lm_app, perplexity
 from .pages import PageLimits
@@ -134,6 +135,13 @@ MaxPagePerplexity = Annotated[
     typer.Option("--max-page-perplexity", min=0.0, help="Drop pages of higher perplexity "
                  "(after the line filter; text outputs)."),
 ]
+DedupOption = Annotated[
+    DedupMode | None,
+    typer.Option("--dedup", help="Duplicate pages (exact and near, across sites): off; mark "
+                 "(JSONL: duplicate_of…; the default for jsonl and markdown); drop (text "
+                 "outputs: leave them out, counted); revisit (WARC: an exact copy becomes a "
+                 "revisit record). Default off for warc and text. --engine local."),
+]
 
 
 class Engine(str, enum.Enum):
@@ -231,6 +239,8 @@ def _detail(stage: str, counts: list[int], total: int, size: int) -> str:
     jobs, items, nbytes = counts
     if stage == "fit":
         return f"{jobs}/{total} partitions, {items:,} sites"
+    if stage == "dedup":
+        return f"{jobs}/{total} files, {items:,} pages signed"
     read = f"{_human(nbytes)}/{_human(size)}, " if size else ""
     return f"{read}{jobs}/{total} files, {items:,} records"
 
@@ -317,6 +327,17 @@ def _print_summary(data: dict[str, Any], quiet: bool, pages: str = "cleaned page
     elif before:  # text outputs
         chars = data.get("text_chars", 0)
         lines.append(f"HTML bytes    {before:>12,} → text: {chars:,} characters")
+    duplicates = data.get("duplicates")
+    if duplicates:
+        dropped = duplicates["dropped"]
+        line = (f"duplicates    {duplicates['exact'] + duplicates['near']:>12,}   exact: "
+                f"{duplicates['exact']:,}, near: {duplicates['near']:,} "
+                f"(groups: {duplicates['groups']:,})")
+        if dropped["exact"] or dropped["near"]:
+            line += f"; dropped: exact {dropped['exact']:,}, near {dropped['near']:,}"
+        if duplicates["revisits"]:
+            line += f"; written as revisits: {duplicates['revisits']:,}"
+        lines.append(line)
     problems = data.get("problems")
     if problems is not None:
         lines.append(f"problems      {sum(problems.values()):>12,}")
@@ -420,6 +441,7 @@ def clean(
     line_perplexity: LinePerplexity = False,
     max_line_perplexity: MaxLinePerplexity = None,
     max_page_perplexity: MaxPagePerplexity = None,
+    dedup: DedupOption = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -435,6 +457,7 @@ def clean(
 
     _setup_logging(verbose, quiet)
     _usable(fmt, mode)
+    _dedup_usable(fmt, dedup)
     if engine is Engine.SPARK:
         _spark_ready(work_dir, keep_work_dir)
     elif is_remote(output):
@@ -456,6 +479,7 @@ def clean(
             limits=PageLimits(max_page_mb << 20, max_page_tags, max_page_depth),
             lm=_lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
                             max_page_perplexity),
+            dedup=dedup,
         )
         reporter = (_Reporter(report, quiet, options.worker_count) if report is not None
                     else None)
@@ -476,6 +500,19 @@ def clean(
         reporter.missing()
     data = summary.to_dict()
     _finish(data, json_summary, quiet)
+
+
+def _dedup_usable(fmt: OutputFormat, dedup: DedupMode | None) -> None:
+    """--dedup modes the format has no use for: a usage error (see pipeline.DEDUP_MODES)."""
+    from .pipeline import DEDUP_MODES
+
+    if dedup is not None and dedup not in DEDUP_MODES[fmt]:
+        allowed = ", ".join(m.value for m in DEDUP_MODES[fmt])
+        raise typer.BadParameter(
+            f"{dedup.value} does not apply to --format {fmt.value} (it takes {allowed}): WARC "
+            "output keeps every record, revisit records are WARC's, and only JSONL has fields "
+            "to mark duplicates in", param_hint="--dedup",
+        )
 
 
 def _usable(fmt: OutputFormat, mode: Mode | None) -> None:

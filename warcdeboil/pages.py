@@ -7,6 +7,7 @@ carried through untouched.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, replace
 from itertools import accumulate
@@ -22,7 +23,8 @@ from .httpbody import (
 )
 from .reader import WarcRecord
 
-__all__ = ["DEFAULT_MAX_PAGE_BYTES", "HtmlPage", "PageLimits", "html_page", "nesting_depth"]
+__all__ = ["DEFAULT_MAX_PAGE_BYTES", "HtmlPage", "PageLimits", "html_page", "nesting_depth",
+           "payload_sha1"]
 
 # Pages larger than this (after decoding) are carried through untouched: no real article needs
 # more, and parsing them would let one hostile record dominate a run's time and memory.
@@ -166,3 +168,15 @@ def html_page(record: WarcRecord, limits: PageLimits = PageLimits()) -> HtmlPage
     else:
         markup, charset = to_text(body, charset)
     return HtmlPage(record.target_uri, response, body, markup, charset)
+
+
+def payload_sha1(page: HtmlPage) -> bytes:
+    """The SHA-1 of the page's payload as stored: the HTTP entity with its content and transfer
+    codings (what ``WARC-Payload-Digest`` covers), or a ``resource`` record's block.
+
+    Computed, not read from ``WARC-Payload-Digest``: a wrong or differently computed header
+    would make two different pages exact duplicates, and ``--dedup revisit`` drops the payload
+    of one (hashing costs about 1 ms per MB).
+    """
+    stored = page.response.body if page.response is not None else page.body
+    return hashlib.sha1(stored).digest()

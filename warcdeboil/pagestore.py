@@ -21,14 +21,15 @@ import zstandard
 from .dom import NO_META, PageMeta, PageText
 from .errors import WorkDirError
 
-__all__ = ["PAGE_STORE_FORMAT", "PageEntry", "PageStoreWriter", "iter_page_store",
-           "page_store_path"]
+__all__ = ["PAGE_STORE_FORMAT", "PageEntry", "PageStoreWriter", "entry_from_bytes",
+           "entry_to_bytes", "iter_page_store", "page_store_path"]
 
-# Bumped whenever an entry changes shape (2: no per-candidate HTML sizes): a work directory whose
-# stores were written by another version is indexed again (see pipeline.index_is_current).
-PAGE_STORE_FORMAT = 2
+# Bumped whenever an entry changes shape (2: no per-candidate HTML sizes; 3: the payload's SHA-1):
+# a work directory whose stores were written by another version is indexed again (see
+# pipeline.index_is_current).
+PAGE_STORE_FORMAT = 3
 _FRAME = struct.Struct("<I")
-_FIXED = struct.Struct("<QQQQIIB")
+_FIXED = struct.Struct("<QQQQIIB20s")
 _STRINGS = 9
 _CRUMB_SEPARATOR = "\x1f"  # ASCII unit separator: never in a label (whitespace is folded)
 # The store is written once and read once: zstd's fastest level. On the dragnet eval archive it
@@ -49,6 +50,9 @@ class PageEntry:
     charset: str
     html_bytes_before: int
     page: PageText
+    # SHA-1 of the payload as stored (the HTTP entity before content codings are undone, as
+    # WARC-Payload-Digest covers it); b"" when unknown. Exact duplicates share it.
+    digest: bytes = b""
 
 
 def page_store_path(directory: Path, file_id: int) -> Path:
@@ -65,7 +69,7 @@ def _encode(entry: PageEntry, compressor: zstandard.ZstdCompressor) -> bytes:
     ]
     head = _FIXED.pack(
         entry.ordinal, entry.offset, entry.length, entry.html_bytes_before,
-        len(page.hashes), len(page.slots), page.structured,
+        len(page.hashes), len(page.slots), page.structured, entry.digest,
     )
     lengths = struct.pack(f"<{_STRINGS + 1}I", *map(len, strings), len(page.marked))
     raw = b"".join([
@@ -78,7 +82,7 @@ def _encode(entry: PageEntry, compressor: zstandard.ZstdCompressor) -> bytes:
 def _decode(blob: bytes, path: Path, decompressor: zstandard.ZstdDecompressor) -> PageEntry:
     try:
         raw = decompressor.decompress(blob)
-        ordinal, offset, length, before, n, n_slots, structured = _FIXED.unpack_from(raw)
+        ordinal, offset, length, before, n, n_slots, structured, digest = _FIXED.unpack_from(raw)
         pos = _FIXED.size
         lengths = struct.unpack_from(f"<{_STRINGS + 1}I", raw, pos)
         pos += 4 * (_STRINGS + 1)
@@ -105,7 +109,17 @@ def _decode(blob: bytes, path: Path, decompressor: zstandard.ZstdDecompressor) -
     return PageEntry(
         ordinal, offset, length, url, record_id, date, charset, before,
         PageText(title, marked, hashes, spans, bool(structured), meta, slots),
+        digest if any(digest) else b"",  # 20 zero bytes: written without a digest
     )
+
+
+def entry_to_bytes(entry: PageEntry) -> bytes:
+    """One entry as a store holds it (the Spark engine ships pages between stages so)."""
+    return _encode(entry, zstandard.ZstdCompressor(level=_LEVEL))
+
+
+def entry_from_bytes(blob: bytes, where: str = "a page row") -> PageEntry:
+    return _decode(blob, Path(where), zstandard.ZstdDecompressor())
 
 
 class PageStoreWriter:

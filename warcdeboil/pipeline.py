@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from .apply import ApplyJob, Mode, OutputFormat, apply_file, default_mode, needs_structure
 from .compression import Codec
+from .duplicates import DEDUP_FORMAT, DedupMode, SignJob, signatures_dir, verdicts_path
 from .errors import ConfigError, JobError, WarcDeboilError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
@@ -74,10 +75,11 @@ PROFILES_META = "profiles.json"
 RUN_META = "run.json"  # what clean says of its run, for a report made later
 
 Progress = Callable[[str, int, int, int, int, int], None]
-"""``progress(stage, done, items, total, nbytes, size)``: stage is 'scan', 'fit' or 'write';
-``done`` jobs (files, or partitions for the fit) finished out of ``total``, ``items`` more
-records (scan, write) or sites (fit) and ``nbytes`` more input bytes read since the last call,
-of ``size`` bytes the stage reads in all (0: unknown, and for the fit). Workers report every few
+"""``progress(stage, done, items, total, nbytes, size)``: stage is 'scan', 'fit', 'dedup' or
+'write'; ``done`` jobs (files, or partitions for the fit) finished out of ``total``, ``items``
+more records (scan, write), sites (fit) or pages (dedup) and ``nbytes`` more input bytes read
+since the last call, of ``size`` bytes the stage reads in all (0: unknown, and for the fit and
+dedup, which read the work directory only). Workers report every few
 hundred records or few MiB (:mod:`.meter`), not every record."""
 
 
@@ -97,8 +99,16 @@ class Options:
     fail_fast: bool = False  # --on-error fail: the first bad record or input stops the run
     mode: Mode | None = None  # None: the format's default (see apply.default_mode)
     lm: LmSettings | None = None  # --lm: perplexity scores and filters (text outputs)
+    dedup: DedupMode | None = None  # --dedup; None: the format's default (see default_dedup)
 
     def __post_init__(self) -> None:
+        if self.dedup is not None and self.dedup not in DEDUP_MODES[self.format]:
+            allowed = ", ".join(m.value for m in DEDUP_MODES[self.format])
+            raise ConfigError(
+                f"--dedup {self.dedup.value} does not apply to --format {self.format.value} "
+                f"(it takes {allowed}): WARC output keeps every record, revisit records are "
+                "WARC's, and only JSONL has fields to mark duplicates in"
+            )
         if self.format is OutputFormat.WARC and self.mode is Mode.CONTENT:
             raise ConfigError(
                 "--mode content writes text: use --format jsonl, text or markdown "
@@ -113,12 +123,31 @@ class Options:
         return self.mode if self.mode is not None else default_mode(self.format)
 
     @property
+    def effective_dedup(self) -> DedupMode:
+        return self.dedup if self.dedup is not None else default_dedup(self.format)
+
+    @property
     def structure(self) -> bool:
         return needs_structure(self.format, self.effective_mode)
 
     @property
     def worker_count(self) -> int:
         return self.workers if self.workers > 0 else (os.cpu_count() or 1)
+
+
+# What --dedup may do with each output format (see README, "Duplicates").
+DEDUP_MODES = {
+    OutputFormat.WARC: (DedupMode.OFF, DedupMode.REVISIT),
+    OutputFormat.TEXT: (DedupMode.OFF, DedupMode.DROP),
+    OutputFormat.JSONL: (DedupMode.OFF, DedupMode.MARK, DedupMode.DROP),
+    OutputFormat.MARKDOWN: (DedupMode.OFF, DedupMode.MARK, DedupMode.DROP),
+}
+
+
+def default_dedup(fmt: OutputFormat) -> DedupMode:
+    """JSONL and markdown say which pages are duplicates (nothing left out); WARC and WET-style
+    text stay one record per page, as their readers expect, unless asked."""
+    return DedupMode.MARK if fmt in (OutputFormat.JSONL, OutputFormat.MARKDOWN) else DedupMode.OFF
 
 
 @dataclass
@@ -155,6 +184,7 @@ class RunSummary:
     fit: FitStats = field(default_factory=FitStats)
     apply_files: list[Tally] = field(default_factory=list)
     resumed: int = 0  # inputs whose output was already complete (--resume)
+    dedup: dict[str, int] | None = None  # what the duplicate stage found (None: it did not run)
 
     @property
     def scan(self) -> Tally:
@@ -186,6 +216,20 @@ class RunSummary:
     def outputs(self) -> list[str]:
         return sorted(escape_name(t.output) for t in self.apply_files if t.output)
 
+    def duplicates(self) -> dict[str, Any] | None:
+        """What --dedup did (None when off): the stage's groups, and the outputs' duplicate
+        pages by kind, with those dropped (--dedup drop) and written as revisits."""
+        if self.dedup is None:
+            return None
+        applied = self.apply
+        return {
+            "groups": self.dedup.get("groups", 0), "pages_searched": self.dedup.get("pages", 0),
+            "exact": applied.duplicates_exact, "near": applied.duplicates_near,
+            "dropped": {"exact": applied.dropped_duplicate_exact,
+                        "near": applied.dropped_duplicate_near},
+            "revisits": applied.revisits_written,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         files = self.files
         total = _total(files)
@@ -209,6 +253,7 @@ class RunSummary:
             "pages_dropped_perplexity": self.apply.pages_dropped_perplexity,
             "repeated_blocks": self.fit.repeated_blocks,
             "template_slots": self.fit.template_slots,
+            "duplicates": self.duplicates(),
             "problems": dict(sorted(total.problems.items())),
             "files": [t.to_dict() for t in files],
             "outputs": self.outputs,
@@ -249,18 +294,22 @@ def _run_jobs(
     *,
     stage: str,
     name: Callable[[J], str],
+    elsewhere: bool = False,
 ) -> list[T]:
     """Run ``func(job, report)`` over ``jobs``; results in job order, whatever the completion
     order. ``report(records, nbytes)`` calls from the workers reach ``on_records`` in this process.
+    One worker, or one job, runs in this process, unless ``elsewhere`` (then in a worker
+    process: what it imports and leaves behind does not stay here).
 
     An unexpected error of a job (a full disk, a bug) comes back as one :class:`JobError` line
     naming the stage and ``name(job)``. On any error or :class:`Interrupted`, the jobs not yet
     started are dropped and the running workers are ended before it goes up.
     """
     try:
-        if workers <= 1 or len(jobs) <= 1:
+        if (workers <= 1 or len(jobs) <= 1) and not (elsewhere and jobs):
             return _run_here(func, jobs, on_done, on_records, stage, name)
-        return _run_pool(func, jobs, min(workers, len(jobs)), on_done, on_records, stage, name)
+        return _run_pool(func, jobs, max(1, min(workers, len(jobs))), on_done, on_records, stage,
+                         name)
     except Interrupted as exc:
         if exc.stage is None:
             exc.stage = stage
@@ -559,6 +608,79 @@ def profile_stats(profiles_dir: Path) -> FitStats:
     )))
 
 
+def find_duplicates(
+    work_dir: Path, profiles_dir: Path, inputs: int, options: Options,
+    progress: Progress | None = None,
+) -> dict[str, int]:
+    """The duplicate stage (:mod:`.dedup.stage`) over the page stores of the ``inputs`` inputs
+    indexed in ``work_dir``, with the profiles in ``profiles_dir``: each input's verdicts in
+    ``work_dir/dedup``, for pass 2. Verdicts of an earlier run are reused only when made from
+    this very index and these profiles (else they are redone). What the stage found.
+
+    Both steps run in worker processes (even with one worker): this process never imports
+    numpy nor keeps what the stage allocated, so pass 2 (here, or in workers forked from here)
+    is no larger than without the stage."""
+    dedup_dir = work_dir / "dedup"
+    meta_path = dedup_dir / "dedup.json"
+    key = hashlib.sha1(b"\0".join([
+        (work_dir / "index.json").read_bytes(), (profiles_dir / PROFILES_META).read_bytes(),
+        f"{DEDUP_FORMAT} {inputs}".encode()])).hexdigest()
+    try:
+        done = json.loads(meta_path.read_text(encoding="utf-8"))
+        if done.get("key") == key:
+            log.info("%s: reusing the duplicate verdicts", dedup_dir)
+            return dict(done["counts"])
+    except (OSError, ValueError, KeyError):
+        pass
+    if dedup_dir.exists():  # stale verdicts must never reach pass 2
+        shutil.rmtree(dedup_dir)
+    profiles = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
+    jobs = [
+        SignJob(str(page_store_path(work_dir / "pages", i)), str(signatures_dir(dedup_dir)), i,
+                str(profiles_dir), int(profiles["partitions"]), SiteKeyMode(profiles["site_key"]))
+        for i in range(inputs)
+    ]
+
+    def signed(_: int) -> None:
+        if progress is not None:
+            progress("dedup", 1, 0, len(jobs), 0, 0)
+
+    if options.worker_count > 1 and len(jobs) > 1:
+        _run_jobs(_sign, jobs, options.worker_count, signed,
+                  _records("dedup", len(jobs), 0, progress), stage="dedup",
+                  name=lambda job: job.page_store)
+        jobs = []  # signed: the one job below only decides
+
+    def decided(_: dict[str, int]) -> None:
+        if progress is not None and jobs:
+            progress("dedup", len(jobs), 0, inputs, 0, 0)
+
+    # One worker process (its start and its numpy import paid once) signs what is left, then
+    # decides.
+    (counts,) = _run_jobs(_decide, [(str(dedup_dir), inputs, jobs)], 1, decided,
+                          _records("dedup", inputs, 0, progress), stage="dedup",
+                          name=lambda job: job[0], elsewhere=True)
+    # Written last: its presence says every side file is complete.
+    _write_json(meta_path, {"key": key, "parts": inputs, "counts": counts})
+    return counts
+
+
+def _sign(job: SignJob, report: Callable[[int, int], None] | None = None) -> int:
+    from .dedup.stage import sign_file  # numpy and the dedup package: in the worker only
+
+    return sign_file(job, report)
+
+
+def _decide(job: tuple[str, int, list[SignJob]],
+            report: Callable[[int, int], None] | None = None) -> dict[str, int]:
+    """Sign the inputs of ``job`` not signed yet, then find the groups of all ``job[1]``."""
+    from .dedup.stage import decide, sign_file
+
+    for sign in job[2]:
+        sign_file(sign, report)
+    return decide(Path(job[0]), job[1]).to_dict()
+
+
 def _fitted_with(meta: dict[str, Any], default: FitParams) -> FitParams:
     """The parameters profiles were fitted with, as their directory's meta says."""
     return FitParams(
@@ -581,12 +703,16 @@ def apply_profiles(
     spans: Sequence[Sequence[Span]] | None = None,
     links_dir: Path | None = None,
     written: Sequence[tuple[Path, Path]] = (),
+    verdicts: Sequence[Path] | None = None,
 ) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
     ``page_stores`` (one per input, from :func:`build_index` over the same inputs) spare text
     outputs a second parse; without them every page is analysed again here. With ``spans`` (one
     sequence per input), only the records at those (offset, length) are read.
+
+    ``verdicts`` (one per input, from :func:`find_duplicates`): what ``options.dedup`` does
+    with each page's duplicates; without them, nothing.
 
     WARC output: revisits are then pointed at pages cleaned in any output of ``inputs`` and
     ``written`` (inputs whose output an earlier run wrote, --resume) by :func:`.relink.relink`,
@@ -597,7 +723,7 @@ def apply_profiles(
         try:
             return apply_profiles(inputs, out_dir, profiles_dir, options, progress,
                                   page_stores=page_stores, spans=spans, links_dir=links,
-                                  written=written)
+                                  written=written, verdicts=verdicts)
         finally:
             with held():
                 shutil.rmtree(links, ignore_errors=True)
@@ -629,6 +755,8 @@ def apply_profiles(
             options.zstd_dictionary, options.fail_fast, options.effective_mode,
             spans[i] if spans is not None else None, settings=settings, lm=options.lm,
             links=str(linked[i][2]) if linked else None,
+            verdicts=str(verdicts[i]) if verdicts is not None else None,
+            dedup=options.effective_dedup if verdicts is not None else DedupMode.OFF,
         ))
 
     def done(_: Tally) -> None:
@@ -709,10 +837,15 @@ def clean(
             (profiles / PROFILES_META).unlink(missing_ok=True)
             summary.fit = fit_profiles(work, profiles, options, progress)
         stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}
+        verdicts = None
+        if options.effective_dedup is not DedupMode.OFF:
+            summary.dedup = find_duplicates(work, profiles, len(paths), options, progress)
+            sides = {p: verdicts_path(work / "dedup", i) for i, p in enumerate(paths)}
+            verdicts = [sides[p] for p, _ in todo]
         summary.apply_files = apply_profiles(
             todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo],
             spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
-            links_dir=work / "links", written=_not_in(found, todo),
+            links_dir=work / "links", written=_not_in(found, todo), verdicts=verdicts,
         )
         _write_json(work / RUN_META, {"mode": Mode(options.effective_mode).value,
                                       "format": OutputFormat(options.format).value,

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import base64
 import enum
 import re
 import uuid
@@ -30,6 +31,7 @@ __all__ = [
     "derived_id",
     "pointed_at",
     "revisit_keys",
+    "revisit_of_copy",
     "run_settings",
     "warcinfo_record",
 ]
@@ -153,6 +155,59 @@ def cleaned_headers(
         out.append(("WARC-Record-ID", new_id))
     if warcinfo_id:
         out.append(("WARC-Warcinfo-ID", warcinfo_id))
+    return out
+
+
+# WARC 1.1's revisit profile for a capture whose payload equals an earlier one's.
+IDENTICAL_PAYLOAD = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+# Fields of the copy that a revisit record does not keep: its type, id, lengths and digests
+# change; the payload is gone (Truncated, Identified-Payload-Type described it).
+_NOT_IN_REVISIT = {
+    "warc-type", "warc-record-id", "content-length", "warc-block-digest",
+    "warc-payload-digest", "warc-truncated", "warc-identified-payload-type", "warc-refers-to",
+    "warc-refers-to-target-uri", "warc-refers-to-date", "warc-profile",
+    SOURCE_FIELD.lower(),
+}
+
+
+def revisit_of_copy(
+    headers: Fields, http_head: bytes, payload_digest: bytes, original_uri: str,
+    original_date: str, original_id: str, warcinfo_id: str | None,
+) -> Fields:
+    """The header fields of a ``revisit`` record that replaces an exact copy (``--dedup
+    revisit``): the copy's own fields (URI, date, IP address, Content-Type…), a new id naming
+    the copy in :data:`SOURCE_FIELD`, the profile ``identical-payload-digest``, the original's
+    URI, date and (when known) id, the shared payload's SHA-1, and a block of the copy's HTTP
+    headers only (``http_head``).
+
+    >>> fields = revisit_of_copy([("WARC-Type", "response"), ("WARC-Record-ID", "<urn:x:2>"),
+    ...     ("WARC-Target-URI", "http://a.com/x?utm_source=feed")], b"HTTP/1.1 200 OK" + bytes(4),
+    ...     bytes(20), "http://a.com/x", "2024-01-01T00:00:00Z", "<urn:x:1>", None)
+    >>> dict(fields)["WARC-Type"], dict(fields)["WARC-Refers-To"], dict(fields)["Content-Length"]
+    ('revisit', '<urn:x:1>', '19')
+    """
+    source_id = field(headers, "WARC-Record-ID") or ""
+    digest = "sha1:" + base64.b32encode(payload_digest).decode("ascii")
+    out: Fields = [("WARC-Type", "revisit")]
+    for key, value in headers:
+        lower = key.lower()
+        if lower in _NOT_IN_REVISIT or (lower == "warc-warcinfo-id" and warcinfo_id):
+            continue
+        out.append((key, value))
+    out.append(("WARC-Record-ID", derived_id("revisit", source_id + digest)))
+    if source_id:
+        out.append((SOURCE_FIELD, source_id))
+    out.append(("WARC-Profile", IDENTICAL_PAYLOAD))
+    if original_id:
+        out.append(("WARC-Refers-To", original_id))
+    out.append(("WARC-Refers-To-Target-URI", original_uri))
+    if original_date:
+        out.append(("WARC-Refers-To-Date", original_date))
+    out.append(("WARC-Payload-Digest", digest))
+    out.append(("WARC-Block-Digest", sha1_digest(http_head)))
+    if warcinfo_id:
+        out.append(("WARC-Warcinfo-ID", warcinfo_id))
+    out.append(("Content-Length", str(len(http_head))))
     return out
 
 

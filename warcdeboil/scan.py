@@ -17,7 +17,7 @@ from .dom import analyse, page_signature
 from .errors import InputError, RecordError
 from .index import IndexEntry, RunWriter
 from .meter import Meter, Report, input_bytes
-from .pages import PageLimits, html_page
+from .pages import PageLimits, html_page, payload_sha1
 from .pagestore import PageEntry, PageStoreWriter
 from .reader import Span, WarcRecord, iter_selected
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
@@ -140,6 +140,7 @@ def scan_pages(
             entry = PageEntry(
                 ordinal, record.offset, record.length, page.url, record.record_id,
                 record.get("WARC-Date") or "", page.charset, len(page.body), text,
+                payload_sha1(page),
             )
             site = keyer(page.url)
             index = None

@@ -47,6 +47,11 @@ class Tally:
     removed_blocks: int = 0  # repeated blocks; in content mode, blocks judged not main content
     lines_dropped_perplexity: int = 0  # --max-line-perplexity: lines above it (text outputs)
     pages_dropped_perplexity: int = 0  # --max-page-perplexity: cleaned pages not written
+    duplicates_exact: int = 0  # --dedup: pages an exact copy of their group's kept page
+    duplicates_near: int = 0  # --dedup: pages a near duplicate of it
+    dropped_duplicate_exact: int = 0  # --dedup drop: of those, cleaned pages not written
+    dropped_duplicate_near: int = 0
+    revisits_written: int = 0  # --dedup revisit: exact copies written as revisit records
     problems: Counter[str] = field(default_factory=Counter)
 
     def problem(self, reason: str) -> None:

@@ -11,10 +11,24 @@ Near duplicates are found on each page's text *after* its site's template is rem
   pair by its estimated Jaccard similarity, its containment and its lead paragraph;
 - :mod:`.groups` joins confirmed pairs (and exact duplicates: equal payload digests) with a
   union-find and picks the page each group keeps;
-- :mod:`.detect` runs the whole search over a set of pages (:func:`duplicate_groups`).
+- :mod:`.detect` runs the whole search over pages given one at a time, signatures on disk
+  (:func:`duplicate_groups`);
+- :mod:`.stage` is the pipeline's stage (signatures from pass 1's page stores, the verdicts
+  pass 2 reads: :mod:`warcdeboil.duplicates`), and :func:`iter_url_groups` the groups it
+  found, per site.
 """
 
-from .detect import DedupStats, PageText, duplicate_groups
+from collections.abc import Iterator
+from pathlib import Path
+
+from .detect import (
+    DedupStats,
+    PageSignatures,
+    PageText,
+    SignatureWriter,
+    duplicate_groups,
+    search,
+)
 from .groups import (
     Copy,
     DuplicateGroup,
@@ -52,6 +66,8 @@ __all__ = [
     "LEAD_CONTAINMENT",
     "MAX_BUCKET_KEPT",
     "NUM_PERM",
+    "PageSignatures",
+    "SignatureWriter",
     "ROWS",
     "SHINGLE_WORDS",
     "Copy",
@@ -72,9 +88,20 @@ __all__ = [
     "estimate_jaccard",
     "exact_groups",
     "group_members",
+    "iter_url_groups",
     "keep_order",
     "lead_digest",
+    "search",
     "shingle_hashes",
     "signature_text",
     "tokens",
 ]
+
+
+def iter_url_groups(work_dir: Path) -> Iterator[tuple[str, str, int]]:
+    """``(site, url, group_id)`` of every page of a run, sorted by site: see
+    :func:`.stage.iter_url_groups` (imported when called: the stage needs the apply module,
+    which needs this package)."""
+    from .stage import iter_url_groups as rows
+
+    return rows(work_dir)

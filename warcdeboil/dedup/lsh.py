@@ -66,6 +66,8 @@ __all__ = [
     "MAX_BUCKET_KEPT",
     "ROWS",
     "LshParams",
+    "bucket_keys",
+    "bucket_pairs",
     "candidate_pairs",
     "candidate_pairs_in_memory",
     "confirmed_pairs",
@@ -177,6 +179,22 @@ def _bucket_keys(page: int, signature: np.ndarray, params: LshParams,
     yield from enumerate(_band_hashes(signature, params))
     if leads is not None and leads[page]:
         yield params.bands, int(leads[page])
+
+
+def bucket_keys(signature: np.ndarray, params: LshParams | None = None, *,
+                lead: int = 0) -> list[bytes]:
+    """The buckets a signature falls in, one a band (band number and hash of its rows), and
+    its lead's when ``lead`` is not 0: the keys :func:`candidate_pairs` sorts, for an engine
+    that groups them by shuffling."""
+    params = params or LshParams()
+    return [_KEY.pack(band, digest)
+            for band, digest in _bucket_keys(0, signature, params, [lead])]
+
+
+def bucket_pairs(members: Iterable[int]) -> Iterator[tuple[int, int]]:
+    """The candidate pairs of one bucket, its members in ascending order (the choice
+    :func:`candidate_pairs` makes in a bucket larger than :data:`MAX_BUCKET_KEPT`)."""
+    return _bucket_pairs(members)
 
 
 def candidate_pairs(signatures: Iterable[tuple[int, np.ndarray]], work_dir: Path,

@@ -154,6 +154,13 @@ def _glance(data: ReportData) -> str:
         rows += [("records", summary["records"]), ("pages cleaned", summary.get("pages", 0)),
                  ("records carried through", summary.get("carried", 0)),
                  ("stretches skipped", summary.get("skipped", 0))]
+    duplicates = summary.get("duplicates")
+    if duplicates:  # --dedup: what the duplicate stage found, and what the outputs did
+        rows += [("exact duplicates", duplicates["exact"]),
+                 ("near duplicates", duplicates["near"]),
+                 ("duplicates dropped (exact)", duplicates["dropped"]["exact"]),
+                 ("duplicates dropped (near)", duplicates["dropped"]["near"]),
+                 ("duplicates written as revisits", duplicates["revisits"])]
     rows += [("pages in this report", data.pages), ("sites", len(data.sites)),
              ("sites with a profile", sum(1 for s in data.sites if s.learned)),
              ("problems", sum(problems.values()))]

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..apply import OutputFormat
+from ..duplicates import DedupMode
 from ..errors import ConfigError, JobError
 from ..meter import input_bytes
 from ..pipeline import FitStats, Options, Progress, RunSummary
@@ -56,11 +57,13 @@ from .tasks import (
     is_cleaned,
     is_entry,
     is_fitted,
+    is_page,
     is_tally,
     output_location,
     relink_output,
     revisit_lookups,
     scan_task,
+    site_page,
     tally_of,
 )
 
@@ -176,6 +179,9 @@ def _run(
     needed = entries.map(file_sites).distinct().join(fitted).values().groupByKey()
     todo = inputs.filter(lambda file: file.file_id not in done) if done else inputs
     jobs = todo.keyBy(_file_id).leftOuterJoin(needed, max(1, len(files) - len(done)))
+    if options.effective_dedup is not DedupMode.OFF:
+        verdicts = _duplicates(context, monitor, scanned, fitted, partitions, summary)
+        jobs = jobs.leftOuterJoin(verdicts, max(1, len(files) - len(done))).map(_with_verdicts)
     write_counts = Counts(context)
     size = sum(input_bytes(f.location, f.spans) for f in files if f.file_id not in done)
     written = jobs.flatMap(partial(apply_task, settings, count=write_counts.add)).persist(
@@ -190,6 +196,28 @@ def _run(
     scanned.unpersist()
     profiles.unpersist()
     return summary
+
+
+def _duplicates(context: Any, monitor: StageMonitor, scanned: Any, fitted: Any,
+                partitions: int, summary: RunSummary) -> Any:
+    """The duplicate stage (:mod:`.dedup`): its counts into ``summary``, and an RDD of
+    (file_id, verdicts) for pass 2's join."""
+    from pyspark import StorageLevel
+
+    from .dedup import find_duplicates, sign_row
+
+    pages = scanned.filter(is_page).map(site_page)
+    signed = pages.leftOuterJoin(fitted, partitions).map(sign_row).persist(
+        StorageLevel.MEMORY_AND_DISK)
+    with monitor.stage("dedup", partitions):
+        summary.dedup, verdicts = _action(lambda: find_duplicates(signed, partitions))
+    signed.unpersist()
+    return context.parallelize(sorted(verdicts.items()), max(1, min(len(verdicts), partitions)))
+
+
+def _with_verdicts(item: tuple[int, tuple[tuple[Any, Any], Any]]) -> tuple[int, tuple[Any, ...]]:
+    (file_id, ((file, rows), verdicts)) = item
+    return file_id, (file, rows, verdicts or [])
 
 
 def relinked(written: Any, partitions: int) -> int:

@@ -27,10 +27,12 @@ from typing import Any
 
 from ..apply import ApplyJob, OutputFormat, apply_file
 from ..compression import Codec
+from ..duplicates import DedupMode, VerdictWriter
 from ..errors import InputError
 from ..fit import FitParams, fit_site, group_by_site
 from ..index import decode_entry, encode_entry, sort_key
 from ..meter import input_bytes
+from ..pagestore import entry_to_bytes
 from ..pipeline import FitStats, Options
 from ..plan import output_codec, output_name
 from ..profiles import ProfileRow, profile_from_row, profile_row
@@ -41,6 +43,7 @@ from ..relink import lines as _lines
 from ..remote import is_remote, join, local_path, upload
 from ..scan import ScanSpec, scan_pages
 from ..tally import Tally
+from .dedup import page_key
 
 __all__ = [
     "InputFile",
@@ -64,9 +67,11 @@ log = logging.getLogger(__name__)
 
 ENTRY = 0
 TALLY = 1
+PAGE = 2
 ScanRow = tuple[Any, ...]
-"""``(ENTRY, site, file_id, sort key, encoded entry, URL key, offset, length)`` or
-``(TALLY, file_id, tally)``."""
+"""``(ENTRY, site, file_id, sort key, encoded entry, URL key, offset, length)``,
+``(TALLY, file_id, tally)``, or with --dedup ``(PAGE, site, page number, encoded page-store
+entry)`` (what the duplicate stage signs: :mod:`.dedup`)."""
 INDEX_COLUMNS = ("site", "url_key", "file_id", "offset", "length", "key", "entry")
 """The index DataFrame's columns (:func:`index_row`): ``key`` is the index's sort key
 (:func:`~warcdeboil.index.sort_key`: site, URL key, file, offset — the local engine's order) and
@@ -105,8 +110,12 @@ def scan_task(
     spec = ScanSpec(file.location, file.file_id, options.site_key, options.limits,
                     options.fail_fast, options.structure, file.spans)
     tally = Tally(file.location)
+    dedup = options.effective_dedup is not DedupMode.OFF
     for page in scan_pages(spec, tally):
         entry = page.index
+        if dedup:
+            yield (PAGE, entry.site if entry is not None else "",
+                   page_key(file.file_id, page.entry.ordinal), entry_to_bytes(page.entry))
         if entry is not None:
             yield (ENTRY, entry.site, entry.file_id, sort_key(entry), encode_entry(entry),
                    entry.url_key, entry.offset, entry.length)
@@ -117,6 +126,15 @@ def scan_task(
 
 def is_entry(row: ScanRow) -> bool:
     return bool(row[0] == ENTRY)
+
+
+def is_page(row: ScanRow) -> bool:
+    return bool(row[0] == PAGE)
+
+
+def site_page(row: ScanRow) -> tuple[str, tuple[int, bytes]]:
+    """A page row keyed by its site, for the join with the profiles."""
+    return row[1], (row[2], row[3])
 
 
 def is_tally(row: ScanRow) -> bool:
@@ -209,15 +227,23 @@ location, offset, length), keys)``: a revisit its output could not resolve (see
 
 def apply_task(
     settings: TaskSettings,
-    item: tuple[int, tuple[InputFile, Sequence[ProfileRow] | None]],
+    item: tuple[int, tuple[Any, ...]],
     *,
     count: Callable[[int, int], None] | None = None,
 ) -> Iterator[ApplyRow]:
     """Clean one input with the profiles of its sites, into the output directory: its tally,
-    then (WARC output) the rows :func:`relinked` needs."""
+    then (WARC output) the rows :func:`relinked` needs. ``item`` is ``(file_id, (file,
+    profile rows))``, with --dedup ``(file_id, (file, profile rows, verdicts))``."""
+    file, rows, *found = item[1]
     with tempfile.TemporaryDirectory(prefix="warcdeboil-links-") as tmp:
         links = Path(tmp) / "links" if settings.options.format is OutputFormat.WARC else None
-        tally, name = _apply(settings, *item[1], links)
+        verdicts = None
+        if found:  # the file's side file, as the local stage writes it
+            verdicts = Path(tmp) / "verdicts.dups"
+            with VerdictWriter(verdicts) as writer:
+                for verdict in found[0] or ():
+                    writer.add(verdict)
+        tally, name = _apply(settings, file, rows, links, verdicts)
         if count is not None:
             file = item[1][0]
             count(tally.records or tally.cleaned, input_bytes(file.location, file.spans))
@@ -307,7 +333,7 @@ def _output_name(file: InputFile, options: Options) -> tuple[str, Codec]:
 
 def _apply(
     settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None,
-    links: Path | None,
+    links: Path | None, verdicts: Path | None = None,
 ) -> tuple[Tally, str]:
     profiles = {row[0]: profile_from_row(row) for row in rows or ()}
     options = settings.options
@@ -321,6 +347,8 @@ def _apply(
                               options.fit, options.limits),
         links=str(links) if links is not None else None,
         lm=options.lm,
+        verdicts=str(verdicts) if verdicts is not None else None,
+        dedup=options.effective_dedup if verdicts is not None else DedupMode.OFF,
     )
     if not is_remote(settings.output):
         return apply_file(replace(job, output=local_path(target)), profiles=profiles.get), name

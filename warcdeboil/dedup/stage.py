@@ -1,0 +1,222 @@
+"""The duplicate stage of a run: between the fit and pass 2, from pass 1's page stores.
+
+1. :func:`sign_file` (one job per input, in the worker pool): each page of the input's store
+   gets its signature text (:func:`~.text.signature_text`: the page without its site's fitted
+   template), then shingles and a MinHash signature, written to disk with the page's URL, date,
+   record id, site, text length and payload digest (:class:`~.detect.SignatureWriter`). No HTML
+   is parsed again.
+2. :func:`decide` (one process): the parts of all inputs as one run of pages, exact and near
+   duplicates joined across sites (:func:`~.detect.search`), each group's kept page chosen
+   (:func:`~.groups.choose_keeper`), and one side file of verdicts per input, in record order
+   (:mod:`warcdeboil.duplicates`), which pass 2 reads in step with the input.
+3. :func:`iter_url_groups` gives the groups afterwards, per site, for learning URL rules.
+
+Memory: a page is never held after it is signed; the candidate pairs, the groups and the
+verdicts go through external sorts of :data:`STAGE_RUN_ITEMS` records; the union-find and the
+signatures are memory-mapped; what grows with the run is the array of each page's group
+(8 bytes a page).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..duplicates import (
+    DEDUP_FORMAT,
+    Kind,
+    SignJob,
+    Verdict,
+    VerdictWriter,
+    signatures_dir,
+    verdicts_path,
+)
+from ..pagestore import iter_page_store
+from ..profiles import ProfileReader
+from ..sitekey import SiteKeyer
+from .detect import DedupStats, PageSignatures, SignatureWriter, search
+from .groups import choose_keeper, group_members, roots_of
+from .lsh import LshParams
+from .spill import SortedSpill
+from .text import signature_text
+
+__all__ = ["DEDUP_FORMAT", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob", "decide",
+           "iter_url_groups", "sign_file", "signatures_dir"]
+
+# Records (LSH bucket keys, group members, verdicts) held in memory before a sorted run is
+# spilled: about 110 bytes each with Python's overhead, so 7 MB. The stage's memory then stays
+# flat as the run grows (a run of dragnet's 1,381 pages has 44,192 bucket keys; eight times
+# as many pages spill 6 runs and merge them); more would only save merge passes.
+STAGE_RUN_ITEMS = 1 << 16
+# Group files beside the signatures: each page's group (its root), what iter_url_groups reads.
+ROOTS = "roots.npy"
+_VERDICT = struct.Struct(">QIBdQ")  # page, group size, kind, similarity, kept page
+_URL_ROW = struct.Struct("<IIQ")  # lengths of site and URL, group id
+
+
+def sign_file(job: SignJob, progress: Callable[[int, int], None] | None = None) -> int:
+    """Write the signature part of one input; the number of pages signed."""
+    keyer = SiteKeyer(job.site_key)
+    profiles = ProfileReader(Path(job.profiles_dir), job.partitions) if job.profiles_dir else None
+    pages = 0
+    try:
+        with SignatureWriter(Path(job.directory), job.part) as writer:
+            for entry in iter_page_store(Path(job.page_store)):
+                site = keyer(entry.url)
+                profile = profiles.get(site) if profiles is not None and site else None
+                writer.add(signature_text(entry.page, profile), url=entry.url, date=entry.date,
+                           digest=entry.digest, ordinal=entry.ordinal,
+                           record_id=entry.record_id, site=site)
+                pages += 1
+                if progress is not None and pages % 256 == 0:
+                    progress(256, 0)
+    finally:
+        if profiles is not None:
+            profiles.close()
+    if progress is not None and pages % 256:
+        progress(pages % 256, 0)
+    return pages
+
+
+@dataclass
+class DedupCounts:
+    """What the stage found (the run's summary and ``dedup.json`` keep it)."""
+
+    pages: int = 0
+    groups: int = 0  # groups of two or more pages
+    exact: int = 0  # pages that are an exact copy of their group's kept page
+    near: int = 0  # pages that are a near duplicate of it
+    candidates: int = 0  # LSH candidate pairs compared
+    confirmed: int = 0  # of them, confirmed
+
+    def to_dict(self) -> dict[str, int]:
+        return {"pages": self.pages, "groups": self.groups, "exact": self.exact,
+                "near": self.near, "candidates": self.candidates, "confirmed": self.confirmed}
+
+
+def decide(dedup_dir: Path, parts: int, *, params: LshParams | None = None,
+           run_items: int = STAGE_RUN_ITEMS) -> DedupCounts:
+    """Find the groups over the signature parts ``0 .. parts-1`` and write each input's side
+    file of verdicts (:func:`~.verdicts.verdicts_path` in ``dedup_dir``; an input without
+    duplicates gets an empty one)."""
+    work = signatures_dir(dedup_dir)
+    signatures = PageSignatures(work, parts)
+    stats = DedupStats()
+    counts = DedupCounts()
+    try:
+        union = search(signatures, work, params=params, run_items=run_items, stats=stats)
+        roots = roots_of(union)
+        np.save(work / ROOTS, roots)
+        spill = SortedSpill(work, run_items=run_items, prefix="verdicts")
+        for members in group_members(union, work, run_items=run_items, roots=roots):
+            group = choose_keeper(members, signatures.copy)
+            counts.groups += 1
+            keep_digest = signatures.digest(group.keep)
+            for page in members:
+                if page == group.keep:
+                    kind, similarity = Kind.KEPT, 1.0
+                elif keep_digest and signatures.digest(page) == keep_digest:
+                    kind, similarity = Kind.EXACT, 1.0
+                    counts.exact += 1
+                else:
+                    kind, similarity = Kind.NEAR, signatures.similarity(group.keep, page)
+                    counts.near += 1
+                record = _VERDICT.pack(page, len(members), kind, similarity, group.keep)
+                spill.add(record[:8], record)
+        del union, roots
+        _write_verdicts(signatures, spill.sorted(), dedup_dir, parts)
+    finally:
+        signatures.close()
+        (work / "parents.npy").unlink(missing_ok=True)
+    counts.pages, counts.candidates, counts.confirmed = (
+        stats.pages, stats.candidates, stats.confirmed)
+    return counts
+
+
+def _write_verdicts(signatures: PageSignatures, records: Iterator[bytes], dedup_dir: Path,
+                    parts: int) -> None:
+    """The verdicts, in page order, cut into one side file per part (input)."""
+    part = 0
+    writer = VerdictWriter(verdicts_path(dedup_dir, 0)) if parts else None
+    kept: dict[int, tuple[str, str, str]] = {}  # the kept pages of the groups being written
+    for record in records:
+        page, size, kind, similarity, keep = _VERDICT.unpack(record)
+        where, _ = signatures.locate(page)
+        while where > part:
+            assert writer is not None
+            writer.__exit__(None)
+            part += 1
+            writer = VerdictWriter(verdicts_path(dedup_dir, part))
+        if keep not in kept:
+            if len(kept) > 4096:  # a bounded cache: groups are near one another in page order
+                kept.clear()
+            strings = signatures.strings(keep)
+            kept[keep] = (strings.url, strings.date, strings.record_id)
+        ordinal = int(signatures.meta(page)["ordinal"])
+        assert writer is not None
+        writer.add(Verdict(ordinal, size, Kind(kind), similarity, *kept[keep]))
+    while writer is not None:
+        writer.__exit__(None)
+        part += 1
+        writer = VerdictWriter(verdicts_path(dedup_dir, part)) if part < parts else None
+
+
+def iter_url_groups(work_dir: Path) -> Iterator[tuple[str, str, int]]:
+    """``(site, url, group_id)`` of every page of a run's duplicate stage, for URL-rule learning.
+
+    ``work_dir`` is the run's work directory (``clean --work-dir``) after the stage ran (any
+    ``--dedup`` but ``off``). Every HTML page the run indexed is there once, singletons included
+    (a page whose URL names no site has site ``""``). Rows come sorted by site (code-point order
+    of its UTF-8), then URL, then page, so one site's pages are consecutive. ``group_id`` is the
+    number of the group's first page in the run (inputs in their sorted order, records in file
+    order): two pages are copies of one another exactly when their ids are equal; a page alone
+    has an id no other page has. Ids are the same for the same inputs on every run, for any
+    ``--workers`` (not across runs of other inputs). Groups reach across sites (mirrors,
+    syndication): a site's rows then hold its own members of the group only.
+
+    Memory: one sorted run of :data:`STAGE_RUN_ITEMS` rows; the rest is spilled to disk.
+
+    >>> import tempfile
+    >>> list(iter_url_groups(Path(tempfile.gettempdir()) / "no-such-work-dir"))
+    Traceback (most recent call last):
+    ...
+    warcdeboil.errors.WorkDirError: ...no-such-work-dir: no duplicate groups here (run clean ...)
+    """
+    import json
+
+    from ..errors import WorkDirError
+
+    dedup_dir = work_dir / "dedup"
+    try:
+        meta = json.loads((dedup_dir / "dedup.json").read_text(encoding="utf-8"))
+        parts = int(meta["parts"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise WorkDirError(
+            f"{work_dir}: no duplicate groups here (run clean with --work-dir and --dedup "
+            "mark, drop or revisit)"
+        ) from exc
+    work = signatures_dir(dedup_dir)
+    signatures = PageSignatures(work, parts)
+    roots = np.load(work / ROOTS, mmap_mode="r") if signatures.size else np.zeros(0, np.int64)
+    spill = SortedSpill(work, run_items=STAGE_RUN_ITEMS, prefix="urlgroups")
+    try:
+        for page in range(signatures.size):
+            strings = signatures.strings(page)
+            site = strings.site.encode("utf-8", "surrogatepass")
+            url = strings.url.encode("utf-8", "surrogatepass")
+            key = site + b"\0" + url + b"\0" + page.to_bytes(8, "big")
+            spill.add(key, _URL_ROW.pack(len(site), len(url), int(roots[page])) + site + url)
+        for row in spill.sorted():
+            site_len, url_len, group = _URL_ROW.unpack_from(row)
+            start = _URL_ROW.size
+            yield (row[start : start + site_len].decode("utf-8", "surrogatepass"),
+                   row[start + site_len : start + site_len + url_len].decode(
+                       "utf-8", "surrogatepass"), group)
+    finally:
+        signatures.close()
+
+
