@@ -400,13 +400,16 @@ class _ScoringSink(_Sink):
         if not pending:
             return
         tally = self._tally
-        scores = self._scorer.score_many([(r.cleaned, r.content) for r in pending])
+        scores = self._scorer.score_many([(r.cleaned, r.content) for r in pending],
+                                         [r.entry.url for r in pending])
         for result, score in zip(pending, scores, strict=True):
             tally.lines_dropped_perplexity += score.lines_dropped
-            written = 0 if score.page_dropped else len(score.cleaned.text)
+            dropped = score.page_dropped or score.bucket_dropped
+            written = 0 if dropped else len(score.cleaned.text)
             tally.text_chars -= len(result.cleaned.text) - written  # counted as cleaned
-            if score.page_dropped:  # cleaned, but not written
-                tally.pages_dropped_perplexity += 1
+            if dropped:  # cleaned, but not written
+                tally.pages_dropped_perplexity += score.page_dropped
+                tally.pages_dropped_bucket += score.bucket_dropped
                 continue
             self._inner.page(PageResult(result.entry, result.site, score.cleaned, score.content,
                                         score), None, None, None)
@@ -697,6 +700,8 @@ def page_fields(
     if markdown:
         fields["markdown"] = render(blocks)
     fields["perplexity"] = score.perplexity if score is not None else None
+    if score is not None and score.bucketed:
+        fields["perplexity_bucket"] = score.bucket
     if score is not None and score.lines is not None:
         fields["line_perplexities"] = score.lines
     removed = {"template_subtrees": cleaned.removed, "template_slots": cleaned.slots}

@@ -207,6 +207,7 @@ class RunSummary:
             "removed_blocks": self.apply.removed_blocks,
             "lines_dropped_perplexity": self.apply.lines_dropped_perplexity,
             "pages_dropped_perplexity": self.apply.pages_dropped_perplexity,
+            "pages_dropped_bucket": self.apply.pages_dropped_bucket,
             "repeated_blocks": self.fit.repeated_blocks,
             "template_slots": self.fit.template_slots,
             "problems": dict(sorted(total.problems.items())),
@@ -709,6 +710,8 @@ def clean(
             (profiles / PROFILES_META).unlink(missing_ok=True)
             summary.fit = fit_profiles(work, profiles, options, progress)
         stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}
+        if options.lm is not None and (options.lm.auto or options.lm.bucketed):
+            options = _with_run_models(options, [stores[p] for p in paths], work, profiles)
         summary.apply_files = apply_profiles(
             todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo],
             spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
@@ -720,6 +723,20 @@ def clean(
         if report is not None:
             report(work)
     return summary
+
+
+def _with_run_models(options: Options, stores: list[Path], work: Path, profiles: Path,
+                     ) -> Options:
+    """The options with the run's own language models (--lm auto) and each language's
+    perplexity percentiles (buckets), worked out from every page store before pass 2."""
+    from .lm_fit import prepare_lm
+
+    assert options.lm is not None
+    settings, stats = prepare_lm(options.lm, stores, work, profiles, options.partitions,
+                                 options.site_key, options.effective_mode, options.worker_count,
+                                 _run_jobs)
+    log.info("perplexity: pages by language %s", stats.pages)
+    return replace(options, lm=settings)
 
 
 def _not_in(

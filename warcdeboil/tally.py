@@ -47,6 +47,7 @@ class Tally:
     removed_blocks: int = 0  # repeated blocks; in content mode, blocks judged not main content
     lines_dropped_perplexity: int = 0  # --max-line-perplexity: lines above it (text outputs)
     pages_dropped_perplexity: int = 0  # --max-page-perplexity: cleaned pages not written
+    pages_dropped_bucket: int = 0  # --keep-buckets: cleaned pages of other buckets not written
     problems: Counter[str] = field(default_factory=Counter)
 
     def problem(self, reason: str) -> None:
