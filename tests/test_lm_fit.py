@@ -191,3 +191,52 @@ def test_usage_errors(two_languages: Path, tmp_path: Path, args: list[str]) -> N
     result = runner.invoke(app, ["apply", str(two_languages), "-o", str(tmp_path / "o"),
                                  "--profiles", str(tmp_path), "-f", "jsonl", "--lm", "auto"])
     assert result.exit_code == 2, result.output
+
+
+@pytest.fixture
+def two_archives(tmp_path: Path, write_archive: ArchiveBuilder) -> Path:
+    """The two languages' pages in two inputs, each holding some of both."""
+    pages = _pages("en", 30, 4) + _pages("de", 30, 5)
+    random.Random(6).shuffle(pages)
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    for name, part in (("a", pages[:25]), ("b", pages[25:])):
+        records = [warc_record("response", url, http_response(html.encode()))
+                   for url, html in part]
+        write_archive(crawl / f"{name}.warc.gz", records, Codec.GZIP)
+    return crawl
+
+
+def _outputs(directory: Path) -> dict[str, list[str]]:
+    found = {}
+    for path in sorted(directory.rglob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            found[path.name] = fh.read().splitlines()
+    return found
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["auto", "given model"])
+def test_spark_gives_the_local_scores_and_buckets(spark, two_archives: Path, tmp_path: Path,
+                                                  given: bool) -> None:
+    from warcdeboil.apply import OutputFormat
+    from warcdeboil.lm_filter import LmSettings
+    from warcdeboil.pipeline import Options, clean
+    from warcdeboil.spark import run_spark
+
+    model = "auto"
+    if given:
+        model = str(tmp_path / "en.lm")
+        LanguageModel.train([" ".join(_WORDS["en"].split()) + "."] * 5).save(model)
+    options = Options(workers=1, format=OutputFormat.JSONL, lm=LmSettings(
+        model, line_scores=True, max_line=400.0, buckets=True, keep_buckets=("head", "middle")))
+    local = clean([two_archives], tmp_path / "local", options).to_dict()
+    distributed = run_spark([str(two_archives)], str(tmp_path / "spark"), options,
+                            session=spark).to_dict()
+    for key in ("pages", "pages_dropped_bucket", "lines_dropped_perplexity", "text_chars"):
+        assert distributed[key] == local[key], key
+    assert local["pages_dropped_bucket"] > 0
+    expected = _outputs(tmp_path / "local")
+    assert _outputs(tmp_path / "spark") == expected
+    pages = [json.loads(line) for lines in expected.values() for line in lines]
+    assert {p["perplexity_bucket"] for p in pages} == {"head", "middle"}
+    assert {p["language"] for p in pages} == {"en", "de"}

@@ -309,6 +309,8 @@ def _apply(
     settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None,
     links: Path | None,
 ) -> tuple[Tally, str]:
+    from .lm import executor_settings
+
     profiles = {row[0]: profile_from_row(row) for row in rows or ()}
     options = settings.options
     name, codec = _output_name(file, options)
@@ -320,7 +322,7 @@ def _apply(
         settings=run_settings(options.format, options.effective_mode, options.site_key,
                               options.fit, options.limits),
         links=str(links) if links is not None else None,
-        lm=options.lm,
+        lm=executor_settings(options.lm),
     )
     if not is_remote(settings.output):
         return apply_file(replace(job, output=local_path(target)), profiles=profiles.get), name
