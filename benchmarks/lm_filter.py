@@ -135,12 +135,42 @@ def languages(warcs: Path, tmp: Path) -> dict[str, Any]:
     return result
 
 
+def stage_cost(archive: Path, tmp: Path) -> dict[str, Any]:
+    """CPU seconds of the stage before pass 2 alone (one worker, in this process), from the
+    work directory of a content-mode run: the texts, training (--lm auto) and scoring
+    (buckets), for --lm auto, --lm auto with buckets, and a given model with buckets."""
+    import time
+
+    from warcdeboil.apply import Mode
+    from warcdeboil.lm_filter import LmSettings
+    from warcdeboil.lm_fit import prepare_lm
+    from warcdeboil.pagestore import page_store_path
+    from warcdeboil.pipeline import DEFAULT_PARTITIONS, _run_jobs
+    from warcdeboil.sitekey import SiteKeyMode
+
+    work = tmp / "work"
+    run_clean([archive], tmp / "stage-out", "--mode", "content", "--work-dir", str(work))
+    model = tmp / "given.lm"
+    pages = run_clean([archive], tmp / "stage-texts", "--mode", "content")
+    LanguageModel.train([p["text"] for p in pages]).save(model)
+    results = {}
+    for name, settings in (("auto", LmSettings("auto")),
+                           ("auto, buckets", LmSettings("auto", buckets=True)),
+                           ("given model, buckets", LmSettings(str(model), buckets=True))):
+        start = time.process_time()
+        prepare_lm(settings, [page_store_path(work / "pages", 0)], work, work / "profiles",
+                   DEFAULT_PARTITIONS, SiteKeyMode.HOST, Mode.CONTENT, 1, _run_jobs)
+        results[name] = time.process_time() - start
+        print(f"stage, {name}: {results[name]:.2f} CPU-s", flush=True)
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--eval", type=Path, default=Path("../shared/eval"))
     parser.add_argument("--warcs", type=Path, default=Path("../shared/warcs"))
     parser.add_argument("--json", type=Path, help="write the figures here")
-    parser.add_argument("--only", choices=["f1", "self", "languages"])
+    parser.add_argument("--only", choices=["f1", "self", "languages", "stage"])
     args = parser.parse_args()
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="warcdeboil-lmbench-") as tmp:
@@ -148,6 +178,8 @@ def main() -> None:
             results["languages"] = languages(args.warcs, Path(tmp))
         if args.only in (None, "self"):
             results["self_scoring"] = self_scoring(args.eval, Path(tmp))
+        if args.only in (None, "stage"):
+            results["stage"] = stage_cost(args.eval / "dragnet.warc.gz", Path(tmp))
         if args.only in (None, "f1"):
             results["f1"] = f1_table(args.eval, Path(tmp))
     if args.json is not None:
