@@ -12,8 +12,8 @@ scored by a model trained on it is misjudged, and how pages of other languages s
    URL; a model trained on half A scores A's pages (seen) and B's (held out), and a model of all
    the pages scores every page. Quartiles of each, and how far the pages' order by perplexity
    moves between the seen and the held-out score (Spearman's rho, pages changing bucket).
-3. **Languages**: ``clean --lm auto --mode content`` over ``--warcs``: quartiles of the
-   perplexity of the pages of each language under the run's model of that language.
+3. **Languages**: ``clean --lm auto`` over ``--warcs`` (template and content mode): quartiles
+   of the perplexity of the pages of each language under the run's models of that language.
 """
 
 from __future__ import annotations
@@ -119,8 +119,12 @@ def _bucket(value: float, values: list[float]) -> str:
 
 
 def languages(warcs: Path, tmp: Path) -> dict[str, Any]:
+    return {mode: _languages(warcs, tmp / mode, mode) for mode in ("template", "content")}
+
+
+def _languages(warcs: Path, tmp: Path, mode: str) -> dict[str, Any]:
     inputs = sorted(p for p in warcs.iterdir() if not p.name.endswith((".json", ".md")))
-    pages = run_clean(inputs, tmp / "langs", "--mode", "content", "--lm", "auto")
+    pages = run_clean(inputs, tmp / "langs", "--mode", mode, "--lm", "auto")
     by_language: dict[str, list[float]] = {}
     for page in pages:
         if page["perplexity"] is not None:

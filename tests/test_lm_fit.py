@@ -240,3 +240,21 @@ def test_spark_gives_the_local_scores_and_buckets(spark, two_archives: Path, tmp
     pages = [json.loads(line) for lines in expected.values() for line in lines]
     assert {p["perplexity_bucket"] for p in pages} == {"head", "middle"}
     assert {p["language"] for p in pages} == {"en", "de"}
+
+
+@pytest.mark.parametrize("mode", ["content", "template"])
+def test_pages_written_from_the_stage_are_those_pass_2_would_clean(
+    two_languages: Path, tmp_path: Path, mode: str
+) -> None:
+    """Pass 2 takes the pages the stage cleaned (lm_fit's cleaned store): every field but the
+    scores is what a run without a model writes, Markdown (made from the blocks) included."""
+    _clean(two_languages, tmp_path / "plain", "-f", "markdown", "--mode", mode)
+    summary = _clean(two_languages, tmp_path / "auto", "-f", "markdown", "--mode", mode,
+                     "--lm", "auto", "--perplexity-buckets")
+    plain, scored = _jsonl(tmp_path / "plain"), _jsonl(tmp_path / "auto")
+    assert any(p["perplexity"] is not None for p in scored)
+    for page in scored:
+        page.pop("perplexity_bucket")
+        page["perplexity"] = None
+    assert scored == plain
+    assert summary["removed_subtrees"] + summary["removed_blocks"] > 0

@@ -26,6 +26,7 @@ from typing import BinaryIO, NamedTuple
 
 from isal import igzip
 
+from .cleanstore import iter_cleaned_store
 from .compression import Codec
 from .content import KIND_ITEM, Block, Extraction, extract, split_blocks, without_repeated
 from .dom import (
@@ -37,7 +38,7 @@ from .dom import (
     remove_repeated,
     remove_template,
 )
-from .errors import ConfigError, InputError, RecordError
+from .errors import ConfigError, InputError, RecordError, WorkDirError
 from .fit import SiteProfile
 from .language import identify, iso639_3, primary_subtag
 from .lm_filter import LmSettings, PageScore, PageScorer
@@ -132,6 +133,8 @@ class ApplyJob:
     settings: tuple[tuple[str, str], ...] = ()  # options named in the output's warcinfo
     links: str | None = None  # WARC output: where its links files go (see relink.LinkLog)
     lm: LmSettings | None = None  # --lm: perplexity scores, and its filters
+    cleaned_store: str | None = None  # the pages of page_store as the stage before pass 2
+    # cleaned them (lm_fit): written from there, not cleaned again
 
     @property
     def structure(self) -> bool:
@@ -199,8 +202,17 @@ def _fill(
     """Every record (or stored page) of the input through ``sink``, which is then closed."""
     if job.page_store is not None and job.format is not OutputFormat.WARC:
         # Text outputs need only what pass 1 stored: the archive is not read again.
+        cleaned = (iter_cleaned_store(Path(job.cleaned_store)) if job.cleaned_store is not None
+                   else None)
         for entry in iter_page_store(Path(job.page_store)):
-            _emit(entry, None, None, keyer, lookup, sink, tally, job.mode)
+            cleaning = None
+            if cleaned is not None:
+                made = next(cleaned, None)
+                if made is None or made[0] != entry.ordinal:
+                    raise WorkDirError(f"{job.cleaned_store}: does not match its page store: "
+                                       "delete the work directory")
+                cleaning = PageCleaning(made[1], made[2], made[3])
+            _emit(entry, None, None, keyer, lookup, sink, tally, job.mode, cleaning)
             if meter is not None:  # pages only: the records between count at the end
                 meter.record(entry.offset, entry.length)
     else:
@@ -267,10 +279,13 @@ def _emit(
     sink: _Sink,
     tally: Tally,
     mode: Mode,
+    cleaning: PageCleaning | None = None,
 ) -> None:
     site = keyer(entry.url)
     profile = lookup(site) if lookup is not None and site else None
-    cleaned, content, removed_blocks = clean_page(entry.page, profile, mode)
+    if cleaning is None:  # else the stage before pass 2 cleaned it already, the same way
+        cleaning = clean_page(entry.page, profile, mode)
+    cleaned, content, removed_blocks = cleaning
     tally.cleaned += 1
     tally.removed_subtrees += cleaned.removed
     tally.removed_slots += cleaned.slots

@@ -31,6 +31,7 @@ from typing import Any
 import zstandard
 
 from .apply import Mode, clean_page
+from .cleanstore import CleanedStoreWriter
 from .errors import WorkDirError
 from .language import identify
 from .lm_filter import LmSettings, PageScorer, url_half
@@ -39,7 +40,7 @@ from .profiles import ProfileReader
 from .sitekey import SiteKeyer, SiteKeyMode
 
 __all__ = ["HEAD_PERCENTILE", "MIDDLE_PERCENTILE", "MIN_TRAINING_CHARS", "LmStats",
-           "percentile_limits", "prepare_lm"]
+           "cleaned_store_path", "percentile_limits", "prepare_lm"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,7 @@ class LmStats:
 @dataclass(frozen=True)
 class _TextJob:
     store: str
+    cleaned: str  # where the pages go as cleaned (pass 2 writes them from there)
     spill_dir: str
     file_id: int
     profiles_dir: str | None
@@ -91,6 +93,11 @@ class _ScoreJob:
     settings: LmSettings
 
 
+def cleaned_store_path(work_dir: Path, file_id: int) -> Path:
+    """Where the stage keeps an input's cleaned pages (see :mod:`.cleanstore`)."""
+    return work_dir / "lm" / "cleaned" / f"f{file_id:06d}.cleaned"
+
+
 def _spill_file(spill_dir: str, language: str, half: int, file_id: int) -> Path:
     return Path(spill_dir) / f"{language}.{half}" / f"f{file_id:06d}.zst"
 
@@ -104,31 +111,42 @@ def _spill_texts(job: _TextJob, report: Callable[[int, int], None] | None = None
     writers: dict[tuple[str, int], Any] = {}
     counts: dict[tuple[str, int], tuple[int, int]] = {}
     try:
-        for entry in iter_page_store(Path(job.store)):
-            site = keyer(entry.url)
-            profile = profiles.get(site) if profiles is not None and site else None
-            text = clean_page(entry.page, profile, job.mode).cleaned.text
-            language = identify(text).language
-            if not language:
-                continue
-            key = (language, url_half(entry.url))
-            writer = writers.get(key)
-            if writer is None:
-                path = _spill_file(job.spill_dir, *key, job.file_id)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                # A compressor a file: one compressor's streams cannot be interleaved.
-                writer = writers[key] = zstandard.ZstdCompressor(level=1).stream_writer(
-                    open(path, "wb"))  # noqa: SIM115 - closed below
-            blob = text.encode("utf-8", "surrogatepass")
-            writer.write(_FRAME.pack(len(blob)) + blob)
-            pages, chars = counts.get(key, (0, 0))
-            counts[key] = (pages + 1, chars + len(text))
+        with CleanedStoreWriter(Path(job.cleaned)) as kept:
+            _spill_pages(job, keyer, profiles, kept, writers, counts)
     finally:
         for writer in writers.values():
             writer.close()
         if profiles is not None:
             profiles.close()
     return counts
+
+
+def _spill_pages(job: _TextJob, keyer: SiteKeyer, profiles: ProfileReader | None,
+                 kept: CleanedStoreWriter, writers: dict[tuple[str, int], Any],
+                 counts: dict[tuple[str, int], tuple[int, int]]) -> None:
+    """Each page cleaned into ``kept`` and, when its language is known, its text into the
+    spill file of its language and half (``writers``, opened when first needed)."""
+    for entry in iter_page_store(Path(job.store)):
+        site = keyer(entry.url)
+        profile = profiles.get(site) if profiles is not None and site else None
+        cleaning = clean_page(entry.page, profile, job.mode)
+        kept.add((entry.ordinal, *cleaning))
+        text = cleaning.cleaned.text
+        language = identify(text).language
+        if not language:
+            continue
+        key = (language, url_half(entry.url))
+        writer = writers.get(key)
+        if writer is None:
+            path = _spill_file(job.spill_dir, *key, job.file_id)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # A compressor a file: one compressor's streams cannot be interleaved.
+            writer = writers[key] = zstandard.ZstdCompressor(level=1).stream_writer(
+                open(path, "wb"))  # noqa: SIM115 - closed below
+        blob = text.encode("utf-8", "surrogatepass")
+        writer.write(_FRAME.pack(len(blob)) + blob)
+        pages, chars = counts.get(key, (0, 0))
+        counts[key] = (pages + 1, chars + len(text))
 
 
 def _read_spill(path: Path) -> Iterator[str]:
@@ -226,8 +244,9 @@ def prepare_lm(
     spill_dir = lm_dir / "texts"
     models_dir = lm_dir / "models"
     models_dir.mkdir(parents=True)
-    jobs = [_TextJob(str(store), str(spill_dir), i, str(profiles_dir) if profiles_dir else None,
-                     partitions, site_key, mode) for i, store in enumerate(stores)]
+    jobs = [_TextJob(str(store), str(cleaned_store_path(work_dir, i)), str(spill_dir), i,
+                     str(profiles_dir) if profiles_dir else None, partitions, site_key, mode)
+            for i, store in enumerate(stores)]
     counted = run_jobs(_spill_texts, jobs, workers, lambda _: None, stage="lm texts",
                        name=lambda job: job.store)
     totals: dict[tuple[str, int], tuple[int, int]] = {}

@@ -582,12 +582,15 @@ def apply_profiles(
     spans: Sequence[Sequence[Span]] | None = None,
     links_dir: Path | None = None,
     written: Sequence[tuple[Path, Path]] = (),
+    cleaned_stores: Sequence[Path] | None = None,
 ) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
     ``page_stores`` (one per input, from :func:`build_index` over the same inputs) spare text
-    outputs a second parse; without them every page is analysed again here. With ``spans`` (one
-    sequence per input), only the records at those (offset, length) are read.
+    outputs a second parse; without them every page is analysed again here. ``cleaned_stores``
+    (one per input, with ``page_stores``: the language-model stage's) spare them the cleaning.
+    With ``spans`` (one sequence per input), only the records at those (offset, length) are
+    read.
 
     WARC output: revisits are then pointed at pages cleaned in any output of ``inputs`` and
     ``written`` (inputs whose output an earlier run wrote, --resume) by :func:`.relink.relink`,
@@ -630,6 +633,7 @@ def apply_profiles(
             options.zstd_dictionary, options.fail_fast, options.effective_mode,
             spans[i] if spans is not None else None, settings=settings, lm=options.lm,
             links=str(linked[i][2]) if linked else None,
+            cleaned_store=str(cleaned_stores[i]) if cleaned_stores is not None else None,
         ))
 
     def done(_: Tally) -> None:
@@ -710,10 +714,16 @@ def clean(
             (profiles / PROFILES_META).unlink(missing_ok=True)
             summary.fit = fit_profiles(work, profiles, options, progress)
         stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}
+        cleaned = None
         if options.lm is not None and (options.lm.auto or options.lm.bucketed):
             options = _with_run_models(options, [stores[p] for p in paths], work, profiles)
+            from .lm_fit import cleaned_store_path
+
+            ids = {p: i for i, p in enumerate(paths)}
+            cleaned = [cleaned_store_path(work, ids[p]) for p, _ in todo]
         summary.apply_files = apply_profiles(
             todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo],
+            cleaned_stores=cleaned,
             spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
             links_dir=work / "links", written=_not_in(found, todo),
         )
