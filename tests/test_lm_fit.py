@@ -227,8 +227,10 @@ def test_spark_gives_the_local_scores_and_buckets(spark, two_archives: Path, tmp
     if given:
         model = str(tmp_path / "en.lm")
         LanguageModel.train([" ".join(_WORDS["en"].split()) + "."] * 5).save(model)
+    # With a given model, no line score: pass 2 takes the stage's page scores (locally).
+    lines = {} if given else {"line_scores": True, "max_line": 400.0}
     options = Options(workers=1, format=OutputFormat.JSONL, lm=LmSettings(
-        model, line_scores=True, max_line=400.0, buckets=True, keep_buckets=("head", "middle")))
+        model, buckets=True, keep_buckets=("head", "middle"), **lines))
     local = clean([two_archives], tmp_path / "local", options).to_dict()
     distributed = run_spark([str(two_archives)], str(tmp_path / "spark"), options,
                             session=spark).to_dict()

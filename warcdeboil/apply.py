@@ -19,7 +19,7 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -135,6 +135,7 @@ class ApplyJob:
     lm: LmSettings | None = None  # --lm: perplexity scores, and its filters
     cleaned_store: str | None = None  # the pages of page_store as the stage before pass 2
     # cleaned them (lm_fit): written from there, not cleaned again
+    scores_store: str | None = None  # their perplexities as that stage scored them (buckets)
 
     @property
     def structure(self) -> bool:
@@ -173,7 +174,8 @@ def _apply(
 ) -> None:
     keyer = SiteKeyer(job.site_key)
     # The model is loaded once for the file, before its first record is read.
-    scorer = PageScorer(job.lm) if job.lm is not None else None
+    scorer = (PageScorer(job.lm, load=job.scores_store is None) if job.lm is not None
+              else None)
     store = None
     if lookup is None and job.profiles_dir:
         store = ProfileReader(Path(job.profiles_dir), job.partitions)
@@ -183,7 +185,12 @@ def _apply(
         with AtomicFile(Path(job.output)) as out:
             sink = _make_sink(job, out, in_codec, source)
             if scorer is not None:
-                sink = _ScoringSink(sink, scorer, tally)
+                stored = None
+                if job.scores_store is not None and not scorer.needs_lines:
+                    from .lm_fit import read_scores
+
+                    stored = read_scores(Path(job.scores_store))
+                sink = _ScoringSink(sink, scorer, tally, stored)
             try:
                 _fill(job, sink, keyer, lookup, tally, meter)
             except BaseException:
@@ -211,7 +218,7 @@ def _fill(
                 if made is None or made[0] != entry.ordinal:
                     raise WorkDirError(f"{job.cleaned_store}: does not match its page store: "
                                        "delete the work directory")
-                cleaning = PageCleaning(made[1], made[2], made[3])
+                cleaning = PageCleaning(made[2], made[3], made[4])
             _emit(entry, None, None, keyer, lookup, sink, tally, job.mode, cleaning)
             if meter is not None:  # pages only: the records between count at the end
                 meter.record(entry.offset, entry.length)
@@ -390,8 +397,12 @@ class _ScoringSink(_Sink):
     BATCH_PAGES = 256
     BATCH_CHARS = 1 << 20
 
-    def __init__(self, inner: _Sink, scorer: PageScorer, tally: Tally) -> None:
+    def __init__(self, inner: _Sink, scorer: PageScorer, tally: Tally,
+                 stored: Iterator[tuple[int, float | None]] | None = None) -> None:
+        """``stored``: (ordinal, perplexity) of every page in order, as the stage before pass 2
+        scored them (no line score needed): the pages are not scored again."""
         assert not inner.wants_html  # WARC output takes no --lm (Options refuses it)
+        self._stored = stored
         self._inner = inner
         self._scorer = scorer
         self._tally = tally
@@ -415,8 +426,12 @@ class _ScoringSink(_Sink):
         if not pending:
             return
         tally = self._tally
-        scores = self._scorer.score_many([(r.cleaned, r.content) for r in pending],
-                                         [r.entry.url for r in pending])
+        if self._stored is not None:
+            scores = [self._scorer.scored(r.cleaned, r.content, r.entry.url, self._score_of(r))
+                      for r in pending]
+        else:
+            scores = self._scorer.score_many([(r.cleaned, r.content) for r in pending],
+                                             [r.entry.url for r in pending])
         for result, score in zip(pending, scores, strict=True):
             tally.lines_dropped_perplexity += score.lines_dropped
             dropped = score.page_dropped or score.bucket_dropped
@@ -428,6 +443,14 @@ class _ScoringSink(_Sink):
                 continue
             self._inner.page(PageResult(result.entry, result.site, score.cleaned, score.content,
                                         score), None, None, None)
+
+    def _score_of(self, result: PageResult) -> float | None:
+        assert self._stored is not None
+        ordinal, value = next(self._stored, (-1, None))
+        if ordinal != result.entry.ordinal:
+            raise WorkDirError("the page scores of the language-model stage do not match the "
+                               "page store: delete the work directory")
+        return value
 
     def close(self) -> None:
         self._flush()

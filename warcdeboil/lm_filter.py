@@ -117,6 +117,7 @@ class PageScore:
     bucket: str | None = None  # perplexity_bucket, when the run computes buckets
     bucket_dropped: bool = False  # by --keep-buckets (a page dropped by both: page_dropped)
     bucketed: bool = False  # the run computes buckets: JSONL has perplexity_bucket
+    language: str = ""  # the language that chose the model and the percentiles (when routed)
 
 
 def load_model(location: str) -> LanguageModel:
@@ -183,10 +184,13 @@ class PageScorer:
     """Scores and filters pages with one model (made once per input file, not per page), or
     with the run's own models (``--lm auto``: loaded when a page first needs one)."""
 
-    def __init__(self, settings: LmSettings, model: LanguageModel | None = None) -> None:
+    def __init__(self, settings: LmSettings, model: LanguageModel | None = None, *,
+                 load: bool = True) -> None:
+        """``load`` False: a given model is read only when a page needs it (pass 2 with the
+        stage's scores may need none)."""
         self.settings = settings
         self.model = model
-        if model is None and not settings.auto:
+        if model is None and not settings.auto and load:
             self.model = load_model(settings.model)
         self._trained = {(language, half): path for language, half, path in settings.trained}
         self._loaded: dict[tuple[str, int], LanguageModel] = {}
@@ -200,8 +204,8 @@ class PageScorer:
         from .language import identify
 
         language = identify(text).language
-        if self.model is not None:
-            return language, self.model
+        if not self.settings.auto:
+            return language, self._given()
         return language, self._model((language, 1 - url_half(url)))
 
     def score(self, cleaned: CleanText, content: Extraction | None, url: str = "") -> PageScore:
@@ -216,8 +220,7 @@ class PageScorer:
         two thirds of a pass a page (dragnet's pages, measured)."""
         routed = self.settings.auto or self._limits is not None
         if not routed:
-            assert self.model is not None
-            return self._score_with(self.model, pages, [""] * len(pages))
+            return self._score_with(self._given(), pages, [""] * len(pages))
         urls = urls if urls is not None else [""] * len(pages)
         groups: dict[int, tuple[LanguageModel, list[int], list[str]]] = {}
         results: list[PageScore | None] = [None] * len(pages)
@@ -226,7 +229,7 @@ class PageScorer:
             if model is None:
                 results[i] = PageScore(cleaned, content, None, [None] * (
                     cleaned.text.count("\n") + 1) if self.settings.line_scores else None, 0,
-                    False, bucketed=self._limits is not None)
+                    False, bucketed=self._limits is not None, language=language)
                 continue
             group = groups.setdefault(id(model), (model, [], []))
             group[1].append(i)
@@ -240,8 +243,8 @@ class PageScorer:
     def perplexities(self, language: str, half: int, texts: Sequence[str]) -> list[float | None]:
         """The ``perplexity`` that ``score_many`` gives pages of these cleaned texts, of this
         language and half of the pages (what the stage before pass 2 needs for percentiles)."""
-        if self.model is not None:
-            model: LanguageModel | None = self.model
+        if not self.settings.auto:
+            model: LanguageModel | None = self._given()
         else:
             model = self._model((language, 1 - half))
         if model is None or not texts:
@@ -249,6 +252,12 @@ class PageScorer:
         pages = [(CleanText(text, 0), None) for text in texts]
         return [score.perplexity for score in self._score_with(model, pages, [language] * len(
             texts))]
+
+    def _given(self) -> LanguageModel:
+        """The model the run was given (read now if it was not yet)."""
+        if self.model is None:
+            self.model = load_model(self.settings.model)
+        return self.model
 
     def _model(self, key: tuple[str, int]) -> LanguageModel | None:
         model = self._loaded.get(key)
@@ -303,6 +312,29 @@ class PageScorer:
                                                             strict=True)]
             if not lines:
                 lines = [None]  # every line dropped: the empty text, one empty line
+        return self._page(cleaned, content, perplexity, lines, dropped, language)
+
+    @property
+    def needs_lines(self) -> bool:
+        """Whether pass 2 needs each line's score (else a page's perplexity is enough)."""
+        return self.settings.line_scores or self.settings.max_line is not None
+
+    def scored(self, cleaned: CleanText, content: Extraction | None, url: str,
+               perplexity: float | None) -> PageScore:
+        """The page's ``PageScore`` from its perplexity as scored already (by the stage before
+        pass 2), when no line score is needed (``needs_lines`` False)."""
+        assert not self.needs_lines
+        language = ""
+        if self._limits is not None:
+            from .language import identify
+
+            language = identify(cleaned.text).language
+        return self._page(cleaned, content, perplexity, None, 0, language)
+
+    def _page(self, cleaned: CleanText, content: Extraction | None, perplexity: float | None,
+              lines: list[float | None] | None, dropped: int, language: str) -> PageScore:
+        """The filters' verdict on a page of this perplexity."""
+        settings = self.settings
         page_dropped = (settings.max_page is not None and perplexity is not None
                         and perplexity > settings.max_page)
         bucket = None
@@ -311,4 +343,4 @@ class PageScorer:
         bucket_dropped = (not page_dropped and settings.keep_buckets is not None
                           and bucket is not None and bucket not in settings.keep_buckets)
         return PageScore(cleaned, content, perplexity, lines, dropped, page_dropped, bucket,
-                         bucket_dropped, self._limits is not None)
+                         bucket_dropped, self._limits is not None, language)

@@ -21,6 +21,7 @@ Pages whose language is unsure (``language`` null) are neither trained on nor bu
 from __future__ import annotations
 
 import logging
+import math
 import shutil
 import struct
 from collections.abc import Callable, Iterator, Sequence
@@ -31,7 +32,7 @@ from typing import Any
 import zstandard
 
 from .apply import Mode, clean_page
-from .cleanstore import CleanedStoreWriter
+from .cleanstore import Cleaned, CleanedStoreWriter, iter_cleaned_store
 from .errors import WorkDirError
 from .language import identify
 from .lm_filter import LmSettings, PageScorer, url_half
@@ -40,7 +41,8 @@ from .profiles import ProfileReader
 from .sitekey import SiteKeyer, SiteKeyMode
 
 __all__ = ["HEAD_PERCENTILE", "MIDDLE_PERCENTILE", "MIN_TRAINING_CHARS", "LmStats",
-           "cleaned_store_path", "percentile_limits", "prepare_lm"]
+           "cleaned_store_path", "percentile_limits", "prepare_lm", "read_scores",
+           "scores_path"]
 
 log = logging.getLogger(__name__)
 
@@ -87,9 +89,8 @@ class _TrainJob:
 
 @dataclass(frozen=True)
 class _ScoreJob:
-    spill_dir: str
-    file_id: int
-    keys: tuple[tuple[str, int], ...]
+    cleaned: str  # the input's cleaned store
+    scores: str  # where its pages' perplexities go
     settings: LmSettings
 
 
@@ -130,7 +131,7 @@ def _spill_pages(job: _TextJob, keyer: SiteKeyer, profiles: ProfileReader | None
         site = keyer(entry.url)
         profile = profiles.get(site) if profiles is not None and site else None
         cleaning = clean_page(entry.page, profile, job.mode)
-        kept.add((entry.ordinal, *cleaning))
+        kept.add((entry.ordinal, entry.url, *cleaning))
         text = cleaning.cleaned.text
         language = identify(text).language
         if not language:
@@ -187,27 +188,61 @@ def _train(job: _TrainJob, report: Callable[[int, int], None] | None = None) -> 
 
 def _score(job: _ScoreJob, report: Callable[[int, int], None] | None = None,
            ) -> dict[str, list[float]]:
-    """The perplexity pass 2 will give each page of one input, by language (pages without a
-    score left out)."""
-    scorer = PageScorer(job.settings)
+    """Score one input's cleaned pages as pass 2 would (``PageScorer.score_many``, the line
+    filter included); keep each page's perplexity for pass 2 (:func:`write_scores`) and return
+    them by language (pages without a score or language left out)."""
+    # No percentiles yet (limits empty, not None): pages are still routed by their language.
+    scorer = PageScorer(replace(job.settings, limits=()))
     found: dict[str, list[float]] = {}
-    for language, half in job.keys:
-        path = _spill_file(job.spill_dir, language, half, job.file_id)
-        if not path.exists():
-            continue
-        scores = found.setdefault(language, [])
-        batch: list[str] = []
-        for text in _read_spill(path):
-            batch.append(text)
-            if len(batch) >= _BATCH_PAGES:
-                scores += _scored(scorer.perplexities(language, half, batch))
-                batch = []
-        scores += _scored(scorer.perplexities(language, half, batch))
+    ordinals: list[int] = []
+    values: list[float | None] = []
+    batch: list[Cleaned] = []
+
+    def flush() -> None:
+        scores = scorer.score_many([(page[2], page[3]) for page in batch],
+                                   [page[1] for page in batch])
+        for page, score in zip(batch, scores, strict=True):
+            ordinals.append(page[0])
+            values.append(score.perplexity)
+            if score.perplexity is not None and score.language:
+                found.setdefault(score.language, []).append(score.perplexity)
+        batch.clear()
+
+    for page in iter_cleaned_store(Path(job.cleaned)):
+        batch.append(page)
+        if len(batch) >= _BATCH_PAGES:
+            flush()
+    flush()
+    write_scores(Path(job.scores), ordinals, values)
     return found
 
 
-def _scored(values: list[float | None]) -> list[float]:
-    return [value for value in values if value is not None]
+def scores_path(work_dir: Path, file_id: int) -> Path:
+    """Where the stage keeps the perplexity of each page of an input, for pass 2."""
+    return work_dir / "lm" / "scores" / f"f{file_id:06d}.npy"
+
+
+def write_scores(path: Path, ordinals: list[int], values: list[float | None]) -> None:
+    """Each page's (ordinal, perplexity) as a numpy array of two rows (NaN: no score)."""
+    import numpy as np
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = np.array([ordinals, [np.nan if v is None else v for v in values]], np.float64)
+    with open(path, "wb") as fh:
+        np.save(fh, table.reshape(2, len(ordinals)), allow_pickle=False)
+
+
+def read_scores(path: Path) -> Iterator[tuple[int, float | None]]:
+    """What :func:`write_scores` wrote, a page at a time."""
+    import numpy as np
+
+    try:
+        with open(path, "rb") as fh:
+            table = np.load(fh, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise WorkDirError(f"{path}: unreadable page scores ({exc})") from exc
+    for ordinal, value in zip(table[0].tolist(), table[1].tolist(), strict=True):
+        yield int(ordinal), None if math.isnan(value) else value
 
 
 def percentile_limits(scores: Sequence[float]) -> tuple[float, float]:
@@ -270,10 +305,11 @@ def prepare_lm(
             (job.language, job.half, job.model) for job in train))
         log.info("language models trained: %s", ", ".join(stats.trained) or "none")
     if settings.bucketed:
-        keys = tuple(sorted(totals))
-        score_jobs = [_ScoreJob(str(spill_dir), i, keys, settings) for i in range(len(stores))]
+        score_jobs = [_ScoreJob(str(cleaned_store_path(work_dir, i)),
+                                str(scores_path(work_dir, i)), settings)
+                      for i in range(len(stores))]
         found = run_jobs(_score, score_jobs, workers, lambda _: None, stage="lm score",
-                         name=lambda job: stores[job.file_id])
+                         name=lambda job: job.cleaned)
         by_language: dict[str, list[float]] = {}
         for scores in found:
             for language, values in scores.items():

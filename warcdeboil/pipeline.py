@@ -583,12 +583,14 @@ def apply_profiles(
     links_dir: Path | None = None,
     written: Sequence[tuple[Path, Path]] = (),
     cleaned_stores: Sequence[Path] | None = None,
+    scores_stores: Sequence[Path] | None = None,
 ) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
     ``page_stores`` (one per input, from :func:`build_index` over the same inputs) spare text
     outputs a second parse; without them every page is analysed again here. ``cleaned_stores``
-    (one per input, with ``page_stores``: the language-model stage's) spare them the cleaning.
+    (one per input, with ``page_stores``: the language-model stage's) spare them the cleaning,
+    and ``scores_stores`` (its perplexity of each page) the scoring.
     With ``spans`` (one sequence per input), only the records at those (offset, length) are
     read.
 
@@ -634,6 +636,7 @@ def apply_profiles(
             spans[i] if spans is not None else None, settings=settings, lm=options.lm,
             links=str(linked[i][2]) if linked else None,
             cleaned_store=str(cleaned_stores[i]) if cleaned_stores is not None else None,
+            scores_store=str(scores_stores[i]) if scores_stores is not None else None,
         ))
 
     def done(_: Tally) -> None:
@@ -714,16 +717,18 @@ def clean(
             (profiles / PROFILES_META).unlink(missing_ok=True)
             summary.fit = fit_profiles(work, profiles, options, progress)
         stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}
-        cleaned = None
+        cleaned = scored = None
         if options.lm is not None and (options.lm.auto or options.lm.bucketed):
             options = _with_run_models(options, [stores[p] for p in paths], work, profiles)
-            from .lm_fit import cleaned_store_path
+            from .lm_fit import cleaned_store_path, scores_path
 
             ids = {p: i for i, p in enumerate(paths)}
             cleaned = [cleaned_store_path(work, ids[p]) for p, _ in todo]
+            if options.lm is not None and options.lm.bucketed:
+                scored = [scores_path(work, ids[p]) for p, _ in todo]
         summary.apply_files = apply_profiles(
             todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo],
-            cleaned_stores=cleaned,
+            cleaned_stores=cleaned, scores_stores=scored,
             spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
             links_dir=work / "links", written=_not_in(found, todo),
         )
