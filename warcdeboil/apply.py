@@ -398,9 +398,9 @@ class _ScoringSink(_Sink):
     BATCH_CHARS = 1 << 20
 
     def __init__(self, inner: _Sink, scorer: PageScorer, tally: Tally,
-                 stored: Iterator[tuple[int, float | None]] | None = None) -> None:
-        """``stored``: (ordinal, perplexity) of every page in order, as the stage before pass 2
-        scored them (no line score needed): the pages are not scored again."""
+                 stored: Iterator[tuple[int, float | None, str]] | None = None) -> None:
+        """``stored``: (ordinal, perplexity, language) of every page in order, as the stage
+        before pass 2 scored them (no line score needed): the pages are not scored again."""
         assert not inner.wants_html  # WARC output takes no --lm (Options refuses it)
         self._stored = stored
         self._inner = inner
@@ -427,7 +427,7 @@ class _ScoringSink(_Sink):
             return
         tally = self._tally
         if self._stored is not None:
-            scores = [self._scorer.scored(r.cleaned, r.content, r.entry.url, self._score_of(r))
+            scores = [self._scorer.scored(r.cleaned, r.content, *self._score_of(r))
                       for r in pending]
         else:
             scores = self._scorer.score_many([(r.cleaned, r.content) for r in pending],
@@ -444,13 +444,13 @@ class _ScoringSink(_Sink):
             self._inner.page(PageResult(result.entry, result.site, score.cleaned, score.content,
                                         score), None, None, None)
 
-    def _score_of(self, result: PageResult) -> float | None:
+    def _score_of(self, result: PageResult) -> tuple[float | None, str]:
         assert self._stored is not None
-        ordinal, value = next(self._stored, (-1, None))
+        ordinal, value, language = next(self._stored, (-1, None, ""))
         if ordinal != result.entry.ordinal:
             raise WorkDirError("the page scores of the language-model stage do not match the "
                                "page store: delete the work directory")
-        return value
+        return value, language
 
     def close(self) -> None:
         self._flush()

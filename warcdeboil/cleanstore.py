@@ -24,33 +24,34 @@ from .errors import WorkDirError
 
 __all__ = ["Cleaned", "CleanedStoreWriter", "iter_cleaned_store"]
 
-Cleaned = tuple[int, str, CleanText, "Extraction | None", int]
+Cleaned = tuple[int, str, CleanText, "Extraction | None", int, str]
 """(ordinal of the record, URL, text, kept blocks when the page has structure, blocks
-removed)."""
+removed, the text's language or "")."""
 _FRAME = struct.Struct("<I")
 
 
 def _encode(cleaned: Cleaned) -> bytes:
-    ordinal, url, text, content, removed_blocks = cleaned
+    ordinal, url, text, content, removed_blocks, language = cleaned
     blocks = None
     removed = None
     if content is not None:
         blocks = [[b.text, b.kind, b.chars, b.link_chars, list(b.ancestors), b.marked, b.roles,
                    b.link_first] for b in content.blocks]
         removed = content.removed
-    obj = [ordinal, url, text.text, text.removed, text.slots, removed_blocks, blocks, removed]
+    obj = [ordinal, url, text.text, text.removed, text.slots, removed_blocks, blocks, removed,
+           language]
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(
         "utf-8", "surrogatepass")
 
 
 def _decode(raw: bytes) -> Cleaned:
-    ordinal, url, text, removed, slots, removed_blocks, blocks, counts = json.loads(
+    ordinal, url, text, removed, slots, removed_blocks, blocks, counts, language = json.loads(
         raw.decode("utf-8", "surrogatepass"))
     content = None
     if blocks is not None:
         content = Extraction([Block(t, k, c, lc, tuple(a), m, r, lf)
                               for t, k, c, lc, a, m, r, lf in blocks], dict(counts))
-    return ordinal, url, CleanText(text, removed, slots), content, removed_blocks
+    return ordinal, url, CleanText(text, removed, slots), content, removed_blocks, language
 
 
 class CleanedStoreWriter:

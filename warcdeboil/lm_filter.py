@@ -197,13 +197,15 @@ class PageScorer:
         self._limits = ({language: (head, middle) for language, head, middle in settings.limits}
                         if settings.limits is not None else None)
 
-    def route(self, text: str, url: str) -> tuple[str, LanguageModel | None]:
+    def route(self, text: str, url: str, language: str | None = None,
+              ) -> tuple[str, LanguageModel | None]:
         """A page's language (the cleaned text's, before the line filter; ``""`` when unsure)
         and the model that scores it: the given one, or the run's model of that language
         trained on the other half of the pages (None: no such model, the page is not scored)."""
         from .language import identify
 
-        language = identify(text).language
+        if language is None:
+            language = identify(text).language
         if not self.settings.auto:
             return language, self._given()
         return language, self._model((language, 1 - url_half(url)))
@@ -214,18 +216,22 @@ class PageScorer:
         return self.score_many([(cleaned, content)], [url])[0]
 
     def score_many(self, pages: Sequence[tuple[CleanText, Extraction | None]],
-                   urls: Sequence[str] | None = None) -> list[PageScore]:
-        """``score`` of each page (``urls``: theirs, which choose the half with ``--lm auto``),
-        the lines of the pages of one model scored together: one numpy pass for them all costs
-        two thirds of a pass a page (dragnet's pages, measured)."""
+                   urls: Sequence[str] | None = None,
+                   languages: Sequence[str] | None = None) -> list[PageScore]:
+        """``score`` of each page (``urls``: theirs, which choose the half with ``--lm auto``;
+        ``languages``: their texts' languages, when known already), the lines of the pages of
+        one model scored together: one numpy pass for them all costs two thirds of a pass a
+        page (dragnet's pages, measured)."""
         routed = self.settings.auto or self._limits is not None
         if not routed:
             return self._score_with(self._given(), pages, [""] * len(pages))
         urls = urls if urls is not None else [""] * len(pages)
         groups: dict[int, tuple[LanguageModel, list[int], list[str]]] = {}
         results: list[PageScore | None] = [None] * len(pages)
-        for i, ((cleaned, content), url) in enumerate(zip(pages, urls, strict=True)):
-            language, model = self.route(cleaned.text, url)
+        known: Sequence[str | None] = languages if languages is not None else [None] * len(pages)
+        for i, ((cleaned, content), url, given) in enumerate(zip(pages, urls, known,
+                                                                  strict=True)):
+            language, model = self.route(cleaned.text, url, given)
             if model is None:
                 results[i] = PageScore(cleaned, content, None, [None] * (
                     cleaned.text.count("\n") + 1) if self.settings.line_scores else None, 0,
@@ -319,16 +325,11 @@ class PageScorer:
         """Whether pass 2 needs each line's score (else a page's perplexity is enough)."""
         return self.settings.line_scores or self.settings.max_line is not None
 
-    def scored(self, cleaned: CleanText, content: Extraction | None, url: str,
-               perplexity: float | None) -> PageScore:
-        """The page's ``PageScore`` from its perplexity as scored already (by the stage before
-        pass 2), when no line score is needed (``needs_lines`` False)."""
+    def scored(self, cleaned: CleanText, content: Extraction | None, perplexity: float | None,
+               language: str) -> PageScore:
+        """The page's ``PageScore`` from its perplexity and language as the stage before pass
+        2 found them, when no line score is needed (``needs_lines`` False)."""
         assert not self.needs_lines
-        language = ""
-        if self._limits is not None:
-            from .language import identify
-
-            language = identify(cleaned.text).language
         return self._page(cleaned, content, perplexity, None, 0, language)
 
     def _page(self, cleaned: CleanText, content: Extraction | None, perplexity: float | None,

@@ -10,10 +10,14 @@ into compressed spill files, one per input, language and half. Then:
   the same for any number of workers. A page is scored by the model of its language trained on
   the *other* half: a model scores the text it was trained on far lower than text it never saw
   (``benchmarks/lm_filter.py`` measures by how much), which would put every page in the head.
-* buckets (``--perplexity-buckets``, ``--keep-buckets``): every page is scored as pass 2 will
+* buckets (``--perplexity-buckets``, ``--keep-buckets``): every page is scored as pass 2 would
   score it, and each language's pages are split at the 30th and 60th percentiles of their
   perplexity, as CCNet does: ``head`` the lowest 30 %, ``middle`` the next 30 %, ``tail`` the
   rest.
+
+The pages cleaned here are kept (:mod:`.cleanstore`), and so are their perplexities: pass 2
+writes them from there without cleaning them again, nor scoring them again unless it needs each
+line's score (``--line-perplexity``, ``--max-line-perplexity``).
 
 Pages whose language is unsure (``language`` null) are neither trained on nor bucketed.
 """
@@ -71,6 +75,7 @@ class LmStats:
 class _TextJob:
     store: str
     cleaned: str  # where the pages go as cleaned (pass 2 writes them from there)
+    spill: bool  # whether texts go to the spill files (for training: --lm auto)
     spill_dir: str
     file_id: int
     profiles_dir: str | None
@@ -131,12 +136,16 @@ def _spill_pages(job: _TextJob, keyer: SiteKeyer, profiles: ProfileReader | None
         site = keyer(entry.url)
         profile = profiles.get(site) if profiles is not None and site else None
         cleaning = clean_page(entry.page, profile, job.mode)
-        kept.add((entry.ordinal, entry.url, *cleaning))
         text = cleaning.cleaned.text
         language = identify(text).language
+        kept.add((entry.ordinal, entry.url, *cleaning, language))
         if not language:
             continue
         key = (language, url_half(entry.url))
+        pages, chars = counts.get(key, (0, 0))
+        counts[key] = (pages + 1, chars + len(text))
+        if not job.spill:
+            continue
         writer = writers.get(key)
         if writer is None:
             path = _spill_file(job.spill_dir, *key, job.file_id)
@@ -146,8 +155,6 @@ def _spill_pages(job: _TextJob, keyer: SiteKeyer, profiles: ProfileReader | None
                 open(path, "wb"))  # noqa: SIM115 - closed below
         blob = text.encode("utf-8", "surrogatepass")
         writer.write(_FRAME.pack(len(blob)) + blob)
-        pages, chars = counts.get(key, (0, 0))
-        counts[key] = (pages + 1, chars + len(text))
 
 
 def _read_spill(path: Path) -> Iterator[str]:
@@ -196,16 +203,18 @@ def _score(job: _ScoreJob, report: Callable[[int, int], None] | None = None,
     found: dict[str, list[float]] = {}
     ordinals: list[int] = []
     values: list[float | None] = []
+    languages: list[str] = []
     batch: list[Cleaned] = []
 
     def flush() -> None:
         scores = scorer.score_many([(page[2], page[3]) for page in batch],
-                                   [page[1] for page in batch])
+                                   [page[1] for page in batch], [page[5] for page in batch])
         for page, score in zip(batch, scores, strict=True):
             ordinals.append(page[0])
             values.append(score.perplexity)
-            if score.perplexity is not None and score.language:
-                found.setdefault(score.language, []).append(score.perplexity)
+            languages.append(page[5])
+            if score.perplexity is not None and page[5]:
+                found.setdefault(page[5], []).append(score.perplexity)
         batch.clear()
 
     for page in iter_cleaned_store(Path(job.cleaned)):
@@ -213,36 +222,40 @@ def _score(job: _ScoreJob, report: Callable[[int, int], None] | None = None,
         if len(batch) >= _BATCH_PAGES:
             flush()
     flush()
-    write_scores(Path(job.scores), ordinals, values)
+    write_scores(Path(job.scores), ordinals, values, languages)
     return found
 
 
 def scores_path(work_dir: Path, file_id: int) -> Path:
     """Where the stage keeps the perplexity of each page of an input, for pass 2."""
-    return work_dir / "lm" / "scores" / f"f{file_id:06d}.npy"
+    return work_dir / "lm" / "scores" / f"f{file_id:06d}.npz"
 
 
-def write_scores(path: Path, ordinals: list[int], values: list[float | None]) -> None:
-    """Each page's (ordinal, perplexity) as a numpy array of two rows (NaN: no score)."""
+def write_scores(path: Path, ordinals: list[int], values: list[float | None],
+                 languages: list[str]) -> None:
+    """Each page's ordinal, perplexity (NaN: no score) and language, as numpy arrays."""
     import numpy as np
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    table = np.array([ordinals, [np.nan if v is None else v for v in values]], np.float64)
     with open(path, "wb") as fh:
-        np.save(fh, table.reshape(2, len(ordinals)), allow_pickle=False)
+        np.savez(fh, ordinals=np.array(ordinals, np.int64),
+                 perplexities=np.array([np.nan if v is None else v for v in values], np.float64),
+                 languages=np.array(languages, dtype=str))
 
 
-def read_scores(path: Path) -> Iterator[tuple[int, float | None]]:
+def read_scores(path: Path) -> Iterator[tuple[int, float | None, str]]:
     """What :func:`write_scores` wrote, a page at a time."""
     import numpy as np
 
     try:
-        with open(path, "rb") as fh:
-            table = np.load(fh, allow_pickle=False)
-    except (OSError, ValueError) as exc:
+        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
+            ordinals = data["ordinals"].tolist()
+            values = data["perplexities"].tolist()
+            languages = data["languages"].tolist()
+    except (OSError, KeyError, ValueError) as exc:
         raise WorkDirError(f"{path}: unreadable page scores ({exc})") from exc
-    for ordinal, value in zip(table[0].tolist(), table[1].tolist(), strict=True):
-        yield int(ordinal), None if math.isnan(value) else value
+    for ordinal, value, language in zip(ordinals, values, languages, strict=True):
+        yield int(ordinal), None if math.isnan(value) else value, str(language)
 
 
 def percentile_limits(scores: Sequence[float]) -> tuple[float, float]:
@@ -279,7 +292,8 @@ def prepare_lm(
     spill_dir = lm_dir / "texts"
     models_dir = lm_dir / "models"
     models_dir.mkdir(parents=True)
-    jobs = [_TextJob(str(store), str(cleaned_store_path(work_dir, i)), str(spill_dir), i,
+    jobs = [_TextJob(str(store), str(cleaned_store_path(work_dir, i)), settings.auto,
+                     str(spill_dir), i,
                      str(profiles_dir) if profiles_dir else None, partitions, site_key, mode)
             for i, store in enumerate(stores)]
     counted = run_jobs(_spill_texts, jobs, workers, lambda _: None, stage="lm texts",
