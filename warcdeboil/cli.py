@@ -468,8 +468,7 @@ def clean(
             zstd_dictionary=zstd_dict, fail_fast=_fail_fast(on_error),
             limits=PageLimits(max_page_mb << 20, max_page_tags, max_page_depth),
             lm=_lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
-                            max_page_perplexity, perplexity_buckets, keep_buckets,
-                            spark=engine is Engine.SPARK),
+                            max_page_perplexity, perplexity_buckets, keep_buckets),
         )
         reporter = (_Reporter(report, quiet, options.worker_count) if report is not None
                     else None)
@@ -504,7 +503,7 @@ def _usable(fmt: OutputFormat, mode: Mode | None) -> None:
 def _lm_settings(
     fmt: OutputFormat, model: str | None, line_scores: bool, max_line: float | None,
     max_page: float | None, buckets: bool = False, keep: str | None = None, *,
-    spark: bool = False, run: bool = True,
+    run: bool = True,
 ) -> Any:
     """The run's language model settings (None without --lm), the model read once here so
     that a missing or damaged one stops the run before any record is read. ``run``: the
