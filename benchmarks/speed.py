@@ -64,16 +64,19 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--mode", choices=["template", "content"])
     parser.add_argument("--lm", type=Path, help="time with this language model (--lm)")
+    parser.add_argument("--buckets", action="store_true", help="with --lm: also "
+                        "--perplexity-buckets (the percentiles worked out before pass 2)")
     parser.add_argument("--baseline", action="store_true", help="with --lm: also time runs "
                         "without it, alternating with those with it (a loaded machine drifts)")
     args = parser.parse_args()
     env = bytecode_env()
     extra: tuple[str, ...] = ("--mode", args.mode) if args.mode else ()
+    scoring = ("--perplexity-buckets",) if args.buckets else ()
     if args.lm is not None and args.baseline:
-        _compare(args.archive, args.format, env, extra, args.lm, args.repeat)
+        _compare(args.archive, args.format, env, extra, args.lm, args.repeat, scoring)
         return
     if args.lm is not None:
-        extra += ("--lm", str(args.lm))
+        extra += ("--lm", str(args.lm), *scoring)
     runs = [run_once(args.archive, args.format, env, extra) for _ in range(args.repeat)]
     best = max(runs, key=lambda r: r["pages_per_cpu_second"])
     for i, r in enumerate(runs, 1):
@@ -85,12 +88,13 @@ def main() -> None:
 
 
 def _compare(archive: Path, fmt: str, env: dict[str, str], extra: tuple[str, ...], model: Path,
-             repeat: int) -> None:
+             repeat: int, scoring: tuple[str, ...] = ()) -> None:
     """CPU of runs without and with --lm, alternating; the added cost of each pair."""
     pairs = []
     for i in range(repeat):
         plain = run_once(archive, fmt, env, extra)["cpu_seconds"]
-        scored = run_once(archive, fmt, env, extra + ("--lm", str(model)))["cpu_seconds"]
+        scored = run_once(archive, fmt, env, extra + ("--lm", str(model), *scoring)
+                          )["cpu_seconds"]
         pairs.append((plain, scored))
         print(f"pair {i + 1}: {plain:.2f} CPU-s without, {scored:.2f} with --lm "
               f"({100 * (scored / plain - 1):+.1f} %)")

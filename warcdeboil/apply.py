@@ -19,13 +19,14 @@ import json
 import logging
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from isal import igzip
 
+from .cleanstore import iter_cleaned_store
 from .compression import Codec
 from .content import KIND_ITEM, Block, Extraction, extract, split_blocks, without_repeated
 from .dom import (
@@ -38,7 +39,7 @@ from .dom import (
     remove_template,
 )
 from .duplicates import DedupMode, Kind, Verdict, VerdictReader, duplicate_fields
-from .errors import ConfigError, InputError, RecordError
+from .errors import ConfigError, InputError, RecordError, WorkDirError
 from .fit import SiteProfile
 from .language import identify, iso639_3, primary_subtag
 from .lm_filter import LmSettings, PageScore, PageScorer
@@ -143,6 +144,9 @@ class ApplyJob:
     lm: LmSettings | None = None  # --lm: perplexity scores, and its filters
     verdicts: str | None = None  # the duplicate stage's side file for this input
     dedup: DedupMode = DedupMode.OFF  # what to do with the duplicates it names
+    cleaned_store: str | None = None  # the pages of page_store as the stage before pass 2
+    # cleaned them (lm_fit): written from there, not cleaned again
+    scores_store: str | None = None  # their perplexities as that stage scored them (buckets)
 
     @property
     def structure(self) -> bool:
@@ -181,7 +185,8 @@ def _apply(
 ) -> None:
     keyer = SiteKeyer(job.site_key)
     # The model is loaded once for the file, before its first record is read.
-    scorer = PageScorer(job.lm) if job.lm is not None else None
+    scorer = (PageScorer(job.lm, load=job.scores_store is None) if job.lm is not None
+              else None)
     store = None
     if lookup is None and job.profiles_dir:
         store = ProfileReader(Path(job.profiles_dir), job.partitions)
@@ -191,7 +196,12 @@ def _apply(
         with AtomicFile(Path(job.output)) as out:
             sink = _make_sink(job, out, in_codec, source)
             if scorer is not None:
-                sink = _ScoringSink(sink, scorer, tally)
+                stored = None
+                if job.scores_store is not None and not scorer.needs_lines:
+                    from .lm_fit import read_scores
+
+                    stored = read_scores(Path(job.scores_store))
+                sink = _ScoringSink(sink, scorer, tally, stored)
             try:
                 _fill(job, sink, keyer, lookup, tally, meter)
             except BaseException:
@@ -213,8 +223,17 @@ def _fill(
         verdicts = VerdictReader(Path(job.verdicts))
     if job.page_store is not None and job.format is not OutputFormat.WARC:
         # Text outputs need only what pass 1 stored: the archive is not read again.
+        cleaned = (iter_cleaned_store(Path(job.cleaned_store)) if job.cleaned_store is not None
+                   else None)
         for entry in iter_page_store(Path(job.page_store)):
-            _emit(entry, None, None, keyer, lookup, sink, tally, job, verdicts)
+            cleaning = None
+            if cleaned is not None:
+                made = next(cleaned, None)
+                if made is None or made[0] != entry.ordinal:
+                    raise WorkDirError(f"{job.cleaned_store}: does not match its page store: "
+                                       "delete the work directory")
+                cleaning = PageCleaning(made[2], made[3], made[4])
+            _emit(entry, None, None, keyer, lookup, sink, tally, job, verdicts, cleaning)
             if meter is not None:  # pages only: the records between count at the end
                 meter.record(entry.offset, entry.length)
     else:
@@ -283,6 +302,7 @@ def _emit(
     tally: Tally,
     job: ApplyJob,
     verdicts: VerdictReader | None = None,
+    cleaning: PageCleaning | None = None,
 ) -> None:
     verdict = verdicts.get(entry.ordinal) if verdicts is not None else None
     if verdict is not None and verdict.duplicate and _dedup_done(
@@ -290,7 +310,9 @@ def _emit(
         return
     site = keyer(entry.url)
     profile = lookup(site) if lookup is not None and site else None
-    cleaned, content, removed_blocks = clean_page(entry.page, profile, job.mode)
+    if cleaning is None:  # else the stage before pass 2 cleaned it already, the same way
+        cleaning = clean_page(entry.page, profile, job.mode)
+    cleaned, content, removed_blocks = cleaning
     tally.cleaned += 1
     tally.removed_subtrees += cleaned.removed
     tally.removed_slots += cleaned.slots
@@ -430,8 +452,12 @@ class _ScoringSink(_Sink):
     BATCH_PAGES = 256
     BATCH_CHARS = 1 << 20
 
-    def __init__(self, inner: _Sink, scorer: PageScorer, tally: Tally) -> None:
+    def __init__(self, inner: _Sink, scorer: PageScorer, tally: Tally,
+                 stored: Iterator[tuple[int, float | None, str]] | None = None) -> None:
+        """``stored``: (ordinal, perplexity, language) of every page in order, as the stage
+        before pass 2 scored them (no line score needed): the pages are not scored again."""
         assert not inner.wants_html  # WARC output takes no --lm (Options refuses it)
+        self._stored = stored
         self._inner = inner
         self._scorer = scorer
         self._tally = tally
@@ -455,16 +481,34 @@ class _ScoringSink(_Sink):
         if not pending:
             return
         tally = self._tally
-        scores = self._scorer.score_many([(r.cleaned, r.content) for r in pending])
+        if self._stored is not None:
+            scores = [self._scorer.scored(r.cleaned, r.content, *self._score_of(r))
+                      for r in pending]
+        else:
+            scores = self._scorer.score_many([(r.cleaned, r.content) for r in pending],
+                                             [r.entry.url for r in pending])
         for result, score in zip(pending, scores, strict=True):
             tally.lines_dropped_perplexity += score.lines_dropped
-            written = 0 if score.page_dropped else len(score.cleaned.text)
+            dropped = score.page_dropped or score.bucket_dropped
+            written = 0 if dropped else len(score.cleaned.text)
             tally.text_chars -= len(result.cleaned.text) - written  # counted as cleaned
-            if score.page_dropped:  # cleaned, but not written
-                tally.pages_dropped_perplexity += 1
+            if dropped:  # cleaned, but not written
+                tally.pages_dropped_perplexity += score.page_dropped
+                tally.pages_dropped_bucket += score.bucket_dropped
                 continue
             self._inner.page(PageResult(result.entry, result.site, score.cleaned, score.content,
                                         score, result.duplicate), None, None, None)
+
+    def _score_of(self, result: PageResult) -> tuple[float | None, str]:
+        assert self._stored is not None
+        # Pages that never reach the sink (duplicates dropped by --dedup drop) are passed over.
+        ordinal, value, language = next(self._stored, (-1, None, ""))
+        while 0 <= ordinal < result.entry.ordinal:
+            ordinal, value, language = next(self._stored, (-1, None, ""))
+        if ordinal != result.entry.ordinal:
+            raise WorkDirError("the page scores of the language-model stage do not match the "
+                               "page store: delete the work directory")
+        return value, language
 
     def close(self) -> None:
         self._flush()
@@ -777,6 +821,8 @@ def page_fields(
     if markdown:
         fields["markdown"] = render(blocks)
     fields["perplexity"] = score.perplexity if score is not None else None
+    if score is not None and score.bucketed:
+        fields["perplexity_bucket"] = score.bucket
     if score is not None and score.lines is not None:
         fields["line_perplexities"] = score.lines
     removed = {"template_subtrees": cleaned.removed, "template_slots": cleaned.slots}

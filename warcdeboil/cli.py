@@ -120,7 +120,17 @@ LmModel = Annotated[
     str | None,
     typer.Option("--lm", help="A language model (`lm train`, or ARPA): each page's perplexity "
                  "in JSONL; needed by the options below. A path (on Spark, one every executor "
-                 "can read) or a URL."),
+                 "can read) or a URL; 'auto' (clean): train one a language on the run's own "
+                 "text after the fit."),
+]
+PerplexityBuckets = Annotated[
+    bool, typer.Option("--perplexity-buckets", help="JSONL: perplexity_bucket, head, middle or "
+                       "tail by the 30th and 60th percentiles of the language's pages (clean).")
+]
+KeepBuckets = Annotated[
+    str | None,
+    typer.Option("--keep-buckets", help="Drop pages of the other buckets, e.g. head,middle "
+                 "(text outputs, clean)."),
 ]
 LinePerplexity = Annotated[
     bool, typer.Option("--line-perplexity", help="JSONL: also each line's perplexity.")
@@ -359,6 +369,7 @@ def _tally_summary(inputs: int, tallies: list[Any]) -> dict[str, Any]:
         "text_chars": total.text_chars, "pages_indexed": total.indexed,
         "lines_dropped_perplexity": total.lines_dropped_perplexity,
         "pages_dropped_perplexity": total.pages_dropped_perplexity,
+        "pages_dropped_bucket": total.pages_dropped_bucket,
         "problems": dict(sorted(total.problems.items())),
         "files": [t.to_dict() for t in sorted(tallies, key=lambda t: t.path)],
         "outputs": sorted(t.output for t in tallies if t.output),
@@ -441,6 +452,8 @@ def clean(
     line_perplexity: LinePerplexity = False,
     max_line_perplexity: MaxLinePerplexity = None,
     max_page_perplexity: MaxPagePerplexity = None,
+    perplexity_buckets: PerplexityBuckets = False,
+    keep_buckets: KeepBuckets = None,
     dedup: DedupOption = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
@@ -478,7 +491,7 @@ def clean(
             zstd_dictionary=zstd_dict, fail_fast=_fail_fast(on_error),
             limits=PageLimits(max_page_mb << 20, max_page_tags, max_page_depth),
             lm=_lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
-                            max_page_perplexity),
+                            max_page_perplexity, perplexity_buckets, keep_buckets),
             dedup=dedup,
         )
         reporter = (_Reporter(report, quiet, options.worker_count) if report is not None
@@ -526,17 +539,33 @@ def _usable(fmt: OutputFormat, mode: Mode | None) -> None:
 
 def _lm_settings(
     fmt: OutputFormat, model: str | None, line_scores: bool, max_line: float | None,
-    max_page: float | None,
+    max_page: float | None, buckets: bool = False, keep: str | None = None, *,
+    run: bool = True,
 ) -> Any:
     """The run's language model settings (None without --lm), the model read once here so
-    that a missing or damaged one stops the run before any record is read."""
+    that a missing or damaged one stops the run before any record is read. ``run``: the
+    command has pass 1's page stores (clean), which --lm auto and buckets are made from."""
+    from .lm_filter import AUTO, BUCKETS, LmSettings, check_model
+
     if model is None:
         for given, name in ((line_scores, "--line-perplexity"),
                             (max_line is not None, "--max-line-perplexity"),
-                            (max_page is not None, "--max-page-perplexity")):
+                            (max_page is not None, "--max-page-perplexity"),
+                            (buckets, "--perplexity-buckets"),
+                            (keep is not None, "--keep-buckets")):
             if given:
-                raise typer.BadParameter("needs --lm MODEL", param_hint=name)
+                raise typer.BadParameter("needs --lm MODEL (or --lm auto)", param_hint=name)
         return None
+    kept = None
+    if keep is not None:
+        kept = tuple(name.strip() for name in keep.split(",") if name.strip())
+        wrong = [name for name in kept if name not in BUCKETS]
+        if wrong or not kept:
+            raise typer.BadParameter(f"{keep!r}: a comma-separated list of head, middle, tail",
+                                     param_hint="--keep-buckets")
+    if (model == AUTO or buckets or kept is not None) and not run:
+        raise typer.BadParameter("--lm auto and buckets are made from a whole run: use "
+                                 "`warcdeboil clean`", param_hint="--lm")
     if fmt is OutputFormat.WARC:
         raise typer.BadParameter(
             "perplexity scores and filters are for text outputs: use --format jsonl, text or "
@@ -545,10 +574,10 @@ def _lm_settings(
     if line_scores and fmt is OutputFormat.TEXT:
         raise typer.BadParameter("JSONL writes line scores: use --format jsonl or markdown",
                                  param_hint="--line-perplexity")
-    from .lm_filter import LmSettings, check_model
-
-    check_model(model)
-    return LmSettings(model, line_scores, max_line, max_page)
+    if model != AUTO:
+        check_model(model)
+    return LmSettings(model, line_scores, max_line, max_page, buckets,
+                      tuple(b for b in BUCKETS if b in kept) if kept is not None else None)
 
 
 class _Reporter:
@@ -711,7 +740,7 @@ def apply(
             format=fmt, mode=mode, compress=compress, workers=workers, max_iou=0.95,
             min_occurrence=1, zstd_dictionary=zstd_dict,
             lm=_lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
-                            max_page_perplexity),
+                            max_page_perplexity, run=False),
         )
         found = discover_inputs(inputs, exclude=local_output_dir(output))
         with _Bars(not quiet and sys.stderr.isatty()) as bars:

@@ -251,6 +251,7 @@ class RunSummary:
             "removed_blocks": self.apply.removed_blocks,
             "lines_dropped_perplexity": self.apply.lines_dropped_perplexity,
             "pages_dropped_perplexity": self.apply.pages_dropped_perplexity,
+            "pages_dropped_bucket": self.apply.pages_dropped_bucket,
             "repeated_blocks": self.fit.repeated_blocks,
             "template_slots": self.fit.template_slots,
             "duplicates": self.duplicates(),
@@ -704,12 +705,17 @@ def apply_profiles(
     links_dir: Path | None = None,
     written: Sequence[tuple[Path, Path]] = (),
     verdicts: Sequence[Path] | None = None,
+    cleaned_stores: Sequence[Path] | None = None,
+    scores_stores: Sequence[Path] | None = None,
 ) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
     ``page_stores`` (one per input, from :func:`build_index` over the same inputs) spare text
-    outputs a second parse; without them every page is analysed again here. With ``spans`` (one
-    sequence per input), only the records at those (offset, length) are read.
+    outputs a second parse; without them every page is analysed again here. ``cleaned_stores``
+    (one per input, with ``page_stores``: the language-model stage's) spare them the cleaning,
+    and ``scores_stores`` (its perplexity of each page) the scoring.
+    With ``spans`` (one sequence per input), only the records at those (offset, length) are
+    read.
 
     ``verdicts`` (one per input, from :func:`find_duplicates`): what ``options.dedup`` does
     with each page's duplicates; without them, nothing.
@@ -757,6 +763,8 @@ def apply_profiles(
             links=str(linked[i][2]) if linked else None,
             verdicts=str(verdicts[i]) if verdicts is not None else None,
             dedup=options.effective_dedup if verdicts is not None else DedupMode.OFF,
+            cleaned_store=str(cleaned_stores[i]) if cleaned_stores is not None else None,
+            scores_store=str(scores_stores[i]) if scores_stores is not None else None,
         ))
 
     def done(_: Tally) -> None:
@@ -842,8 +850,18 @@ def clean(
             summary.dedup = find_duplicates(work, profiles, len(paths), options, progress)
             sides = {p: verdicts_path(work / "dedup", i) for i, p in enumerate(paths)}
             verdicts = [sides[p] for p, _ in todo]
+        cleaned = scored = None
+        if options.lm is not None and (options.lm.auto or options.lm.bucketed):
+            options = _with_run_models(options, [stores[p] for p in paths], work, profiles)
+            from .lm_fit import cleaned_store_path, scores_path
+
+            ids = {p: i for i, p in enumerate(paths)}
+            cleaned = [cleaned_store_path(work, ids[p]) for p, _ in todo]
+            if options.lm is not None and options.lm.bucketed:
+                scored = [scores_path(work, ids[p]) for p, _ in todo]
         summary.apply_files = apply_profiles(
             todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo],
+            cleaned_stores=cleaned, scores_stores=scored,
             spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
             links_dir=work / "links", written=_not_in(found, todo), verdicts=verdicts,
         )
@@ -853,6 +871,20 @@ def clean(
         if report is not None:
             report(work)
     return summary
+
+
+def _with_run_models(options: Options, stores: list[Path], work: Path, profiles: Path,
+                     ) -> Options:
+    """The options with the run's own language models (--lm auto) and each language's
+    perplexity percentiles (buckets), worked out from every page store before pass 2."""
+    from .lm_fit import prepare_lm
+
+    assert options.lm is not None
+    settings, stats = prepare_lm(options.lm, stores, work, profiles, options.partitions,
+                                 options.site_key, options.effective_mode, options.worker_count,
+                                 _run_jobs)
+    log.info("perplexity: pages by language %s", stats.pages)
+    return replace(options, lm=settings)
 
 
 def _not_in(

@@ -52,6 +52,7 @@ class Tally:
     dropped_duplicate_exact: int = 0  # --dedup drop: of those, cleaned pages not written
     dropped_duplicate_near: int = 0
     revisits_written: int = 0  # --dedup revisit: exact copies written as revisit records
+    pages_dropped_bucket: int = 0  # --keep-buckets: cleaned pages of other buckets not written
     problems: Counter[str] = field(default_factory=Counter)
 
     def problem(self, reason: str) -> None:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -153,6 +155,7 @@ def _run(
     settings = TaskSettings(options, output)
     partitions = max(1, int(spark.conf.get("spark.sql.shuffle.partitions")))
     summary = RunSummary(inputs=len(files))
+    models_dir: str | None = None  # the run's language models (--lm auto), on the driver
     log.info("spark: %d inputs, %d fit partitions", len(files), partitions)
 
     # Pass 1: one task per input file; its rows stay on the cluster for the fit and the join.
@@ -177,6 +180,13 @@ def _run(
     # Pass 2: each file with the fitted profiles of its own sites (a join, not a broadcast).
     fitted = profiles.filter(is_fitted).map(fitted_profile)
     needed = entries.map(file_sites).distinct().join(fitted).values().groupByKey()
+    if options.lm is not None and (options.lm.auto or options.lm.bucketed):
+        from .lm import run_models  # the run's models and percentiles, from every input
+
+        models_dir = tempfile.mkdtemp(prefix="warcdeboil-lm-")
+        every = inputs.keyBy(_file_id).leftOuterJoin(needed, len(files))
+        options = run_models(spark, every, options, models_dir)
+        settings = TaskSettings(options, output)
     todo = inputs.filter(lambda file: file.file_id not in done) if done else inputs
     jobs = todo.keyBy(_file_id).leftOuterJoin(needed, max(1, len(files) - len(done)))
     if options.effective_dedup is not DedupMode.OFF:
@@ -195,6 +205,8 @@ def _run(
     written.unpersist()
     scanned.unpersist()
     profiles.unpersist()
+    if models_dir is not None:
+        shutil.rmtree(models_dir, ignore_errors=True)
     return summary
 
 

@@ -335,6 +335,8 @@ def _apply(
     settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None,
     links: Path | None, verdicts: Path | None = None,
 ) -> tuple[Tally, str]:
+    from .lm import executor_settings
+
     profiles = {row[0]: profile_from_row(row) for row in rows or ()}
     options = settings.options
     name, codec = _output_name(file, options)
@@ -346,7 +348,7 @@ def _apply(
         settings=run_settings(options.format, options.effective_mode, options.site_key,
                               options.fit, options.limits),
         links=str(links) if links is not None else None,
-        lm=options.lm,
+        lm=executor_settings(options.lm),
         verdicts=str(verdicts) if verdicts is not None else None,
         dedup=options.effective_dedup if verdicts is not None else DedupMode.OFF,
     )

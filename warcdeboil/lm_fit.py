@@ -1,0 +1,338 @@
+"""The language-model stage of a run, between the fit and pass 2 (local engine).
+
+It reads what pass 1 kept of every page (the page stores: no HTML is parsed again), cleans each
+page with its site's profile as pass 2 will, and sorts the text by language (the cleaned text's,
+as JSONL's ``language``) and by half of the pages (a hash of the URL, :func:`.lm_filter.url_half`)
+into compressed spill files, one per input, language and half. Then:
+
+* ``--lm auto``: one model is trained per language and half, a job each (the trainer's counts are
+  bounded: :mod:`.lm.counts`), from the spills of every input in their order, so the model is
+  the same for any number of workers. A page is scored by the model of its language trained on
+  the *other* half: a model scores the text it was trained on far lower than text it never saw
+  (``benchmarks/lm_filter.py`` measures by how much), which would put every page in the head.
+* buckets (``--perplexity-buckets``, ``--keep-buckets``): every page is scored as pass 2 would
+  score it, and each language's pages are split at the 30th and 60th percentiles of their
+  perplexity, as CCNet does: ``head`` the lowest 30 %, ``middle`` the next 30 %, ``tail`` the
+  rest.
+
+The pages cleaned here are kept (:mod:`.cleanstore`), and so are their perplexities: pass 2
+writes them from there without cleaning them again, nor scoring them again unless it needs each
+line's score (``--line-perplexity``, ``--max-line-perplexity``).
+
+Pages whose language is unsure (``language`` null) are neither trained on nor bucketed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+import struct
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import zstandard
+
+from .apply import Mode, clean_page
+from .cleanstore import Cleaned, CleanedStoreWriter, iter_cleaned_store
+from .errors import WorkDirError
+from .language import identify
+from .lm_filter import LmSettings, PageScorer, url_half
+from .pagestore import iter_page_store
+from .profiles import ProfileReader
+from .sitekey import SiteKeyer, SiteKeyMode
+
+__all__ = ["HEAD_PERCENTILE", "MIDDLE_PERCENTILE", "MIN_TRAINING_CHARS", "LmStats",
+           "cleaned_store_path", "percentile_limits", "prepare_lm", "read_scores",
+           "scores_path"]
+
+log = logging.getLogger(__name__)
+
+# CCNet's split of each language: head below the 30th percentile of perplexity, middle to the
+# 60th, tail above.
+HEAD_PERCENTILE = 30
+MIDDLE_PERCENTILE = 60
+# A language gets models of its own only with this many characters of cleaned text in each
+# half of its pages (about 300 English words): less makes a model that knows too few words to
+# score anything but its own text. A floor, not a measured optimum.
+MIN_TRAINING_CHARS = 2000
+_FRAME = struct.Struct("<I")
+_BATCH_PAGES = 256  # pages scored together (as pass 2's scoring sink does)
+
+
+@dataclass
+class LmStats:
+    """What the stage did: pages and characters by language, and the models it trained."""
+
+    pages: dict[str, int]
+    chars: dict[str, int]
+    trained: list[str]  # languages with a model per half (--lm auto)
+
+
+@dataclass(frozen=True)
+class _TextJob:
+    store: str
+    cleaned: str  # where the pages go as cleaned (pass 2 writes them from there)
+    spill: bool  # whether texts go to the spill files (for training: --lm auto)
+    spill_dir: str
+    file_id: int
+    profiles_dir: str | None
+    partitions: int
+    site_key: SiteKeyMode
+    mode: Mode
+
+
+@dataclass(frozen=True)
+class _TrainJob:
+    spill_dir: str
+    language: str
+    half: int
+    model: str
+
+
+@dataclass(frozen=True)
+class _ScoreJob:
+    cleaned: str  # the input's cleaned store
+    scores: str  # where its pages' perplexities go
+    settings: LmSettings
+
+
+def cleaned_store_path(work_dir: Path, file_id: int) -> Path:
+    """Where the stage keeps an input's cleaned pages (see :mod:`.cleanstore`)."""
+    return work_dir / "lm" / "cleaned" / f"f{file_id:06d}.cleaned"
+
+
+def _spill_file(spill_dir: str, language: str, half: int, file_id: int) -> Path:
+    return Path(spill_dir) / f"{language}.{half}" / f"f{file_id:06d}.zst"
+
+
+def _spill_texts(job: _TextJob, report: Callable[[int, int], None] | None = None,
+                 ) -> dict[tuple[str, int], tuple[int, int]]:
+    """One input's cleaned pages into its spill files; (pages, characters) by (language, half)."""
+    keyer = SiteKeyer(job.site_key)
+    profiles = (ProfileReader(Path(job.profiles_dir), job.partitions)
+                if job.profiles_dir else None)
+    writers: dict[tuple[str, int], Any] = {}
+    counts: dict[tuple[str, int], tuple[int, int]] = {}
+    try:
+        with CleanedStoreWriter(Path(job.cleaned)) as kept:
+            _spill_pages(job, keyer, profiles, kept, writers, counts)
+    finally:
+        for writer in writers.values():
+            writer.close()
+        if profiles is not None:
+            profiles.close()
+    return counts
+
+
+def _spill_pages(job: _TextJob, keyer: SiteKeyer, profiles: ProfileReader | None,
+                 kept: CleanedStoreWriter, writers: dict[tuple[str, int], Any],
+                 counts: dict[tuple[str, int], tuple[int, int]]) -> None:
+    """Each page cleaned into ``kept`` and, when its language is known, its text into the
+    spill file of its language and half (``writers``, opened when first needed)."""
+    for entry in iter_page_store(Path(job.store)):
+        site = keyer(entry.url)
+        profile = profiles.get(site) if profiles is not None and site else None
+        cleaning = clean_page(entry.page, profile, job.mode)
+        text = cleaning.cleaned.text
+        language = identify(text).language
+        kept.add((entry.ordinal, entry.url, *cleaning, language))
+        if not language:
+            continue
+        key = (language, url_half(entry.url))
+        pages, chars = counts.get(key, (0, 0))
+        counts[key] = (pages + 1, chars + len(text))
+        if not job.spill:
+            continue
+        writer = writers.get(key)
+        if writer is None:
+            path = _spill_file(job.spill_dir, *key, job.file_id)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # A compressor a file: one compressor's streams cannot be interleaved.
+            writer = writers[key] = zstandard.ZstdCompressor(level=1).stream_writer(
+                open(path, "wb"))  # noqa: SIM115 - closed below
+        blob = text.encode("utf-8", "surrogatepass")
+        writer.write(_FRAME.pack(len(blob)) + blob)
+
+
+def _read_spill(path: Path) -> Iterator[str]:
+    """The texts of one spill file, in the order they were written."""
+    try:
+        with open(path, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as fh:
+            while head := _read_exactly(fh, _FRAME.size):
+                (size,) = _FRAME.unpack(head)
+                blob = _read_exactly(fh, size)
+                if len(blob) < size:
+                    raise WorkDirError(f"{path}: truncated text spill")
+                yield blob.decode("utf-8", "surrogatepass")
+    except (OSError, struct.error, zstandard.ZstdError) as exc:
+        raise WorkDirError(f"{path}: unreadable text spill ({exc})") from exc
+
+
+def _read_exactly(fh: Any, size: int) -> bytes:
+    """``size`` bytes, fewer only at the end (a zstd reader returns what one frame holds)."""
+    parts = []
+    while size > 0 and (part := fh.read(size)):
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)
+
+
+def _texts_of(spill_dir: str, language: str, half: int) -> Iterator[str]:
+    """Every input's texts of one language and half, inputs in their order."""
+    for path in sorted((Path(spill_dir) / f"{language}.{half}").glob("f*.zst")):
+        yield from _read_spill(path)
+
+
+def _train(job: _TrainJob, report: Callable[[int, int], None] | None = None) -> str:
+    from .lm import LanguageModel
+
+    LanguageModel.train(_texts_of(job.spill_dir, job.language, job.half)).save(job.model)
+    return job.model
+
+
+def _score(job: _ScoreJob, report: Callable[[int, int], None] | None = None,
+           ) -> dict[str, list[float]]:
+    """Score one input's cleaned pages as pass 2 would (``PageScorer.score_many``, the line
+    filter included); keep each page's perplexity for pass 2 (:func:`write_scores`) and return
+    them by language (pages without a score or language left out)."""
+    # No percentiles yet (limits empty, not None): pages are still routed by their language.
+    scorer = PageScorer(replace(job.settings, limits=()))
+    found: dict[str, list[float]] = {}
+    ordinals: list[int] = []
+    values: list[float | None] = []
+    languages: list[str] = []
+    batch: list[Cleaned] = []
+
+    def flush() -> None:
+        scores = scorer.score_many([(page[2], page[3]) for page in batch],
+                                   [page[1] for page in batch], [page[5] for page in batch])
+        for page, score in zip(batch, scores, strict=True):
+            ordinals.append(page[0])
+            values.append(score.perplexity)
+            languages.append(page[5])
+            if score.perplexity is not None and page[5]:
+                found.setdefault(page[5], []).append(score.perplexity)
+        batch.clear()
+
+    for page in iter_cleaned_store(Path(job.cleaned)):
+        batch.append(page)
+        if len(batch) >= _BATCH_PAGES:
+            flush()
+    flush()
+    write_scores(Path(job.scores), ordinals, values, languages)
+    return found
+
+
+def scores_path(work_dir: Path, file_id: int) -> Path:
+    """Where the stage keeps the perplexity of each page of an input, for pass 2."""
+    return work_dir / "lm" / "scores" / f"f{file_id:06d}.npz"
+
+
+def write_scores(path: Path, ordinals: list[int], values: list[float | None],
+                 languages: list[str]) -> None:
+    """Each page's ordinal, perplexity (NaN: no score) and language, as numpy arrays."""
+    import numpy as np
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as fh:
+        np.savez(fh, ordinals=np.array(ordinals, np.int64),
+                 perplexities=np.array([np.nan if v is None else v for v in values], np.float64),
+                 languages=np.array(languages, dtype=str))
+
+
+def read_scores(path: Path) -> Iterator[tuple[int, float | None, str]]:
+    """What :func:`write_scores` wrote, a page at a time."""
+    import numpy as np
+
+    try:
+        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
+            ordinals = data["ordinals"].tolist()
+            values = data["perplexities"].tolist()
+            languages = data["languages"].tolist()
+    except (OSError, KeyError, ValueError) as exc:
+        raise WorkDirError(f"{path}: unreadable page scores ({exc})") from exc
+    for ordinal, value, language in zip(ordinals, values, languages, strict=True):
+        yield int(ordinal), None if math.isnan(value) else value, str(language)
+
+
+def percentile_limits(scores: Sequence[float]) -> tuple[float, float]:
+    """The upper limits of head and middle: the scores at the 30th and 60th percentiles, each
+    the smallest score at or below which at least that share of the scores lie (numpy's
+    ``inverted_cdf``): of n pages, the ceil(0.3 n) lowest are head (more only on ties).
+
+    >>> percentile_limits([5.0, 1.0, 4.0, 2.0, 3.0, 6.0, 7.0, 8.0, 9.0, 10.0])
+    (3.0, 6.0)
+    """
+    ordered = sorted(scores)
+    n = len(ordered)
+    head = ordered[max(0, (HEAD_PERCENTILE * n + 99) // 100 - 1)]
+    middle = ordered[max(0, (MIDDLE_PERCENTILE * n + 99) // 100 - 1)]
+    return head, middle
+
+
+def prepare_lm(
+    settings: LmSettings,
+    stores: Sequence[Path],
+    work_dir: Path,
+    profiles_dir: Path | None,
+    partitions: int,
+    site_key: SiteKeyMode,
+    mode: Mode,
+    workers: int,
+    run_jobs: Callable[..., list[Any]],
+) -> tuple[LmSettings, LmStats]:
+    """The run's models (``--lm auto``) and each language's percentiles (buckets), from the
+    page stores of pass 1; the settings pass 2 is to use. ``run_jobs(func, jobs, workers,
+    on_done, stage=, name=)`` runs jobs as the pipeline does (a pool of processes)."""
+    lm_dir = work_dir / "lm"
+    shutil.rmtree(lm_dir, ignore_errors=True)
+    spill_dir = lm_dir / "texts"
+    models_dir = lm_dir / "models"
+    models_dir.mkdir(parents=True)
+    jobs = [_TextJob(str(store), str(cleaned_store_path(work_dir, i)), settings.auto,
+                     str(spill_dir), i,
+                     str(profiles_dir) if profiles_dir else None, partitions, site_key, mode)
+            for i, store in enumerate(stores)]
+    counted = run_jobs(_spill_texts, jobs, workers, lambda _: None, stage="lm texts",
+                       name=lambda job: job.store)
+    totals: dict[tuple[str, int], tuple[int, int]] = {}
+    for counts in counted:
+        for key, (pages, chars) in counts.items():
+            before = totals.get(key, (0, 0))
+            totals[key] = (before[0] + pages, before[1] + chars)
+    languages = sorted({language for language, _ in totals})
+    stats = LmStats({lang: sum(totals.get((lang, h), (0, 0))[0] for h in (0, 1))
+                     for lang in languages},
+                    {lang: sum(totals.get((lang, h), (0, 0))[1] for h in (0, 1))
+                     for lang in languages}, [])
+    if settings.auto:
+        stats.trained = [lang for lang in languages if all(
+            totals.get((lang, h), (0, 0))[1] >= MIN_TRAINING_CHARS for h in (0, 1))]
+        train = [_TrainJob(str(spill_dir), lang, h, str(models_dir / f"{lang}.{h}.lm"))
+                 for lang in stats.trained for h in (0, 1)]
+        run_jobs(_train, train, workers, lambda _: None, stage="lm train",
+                 name=lambda job: f"{job.language} (half {job.half})")
+        settings = replace(settings, trained=tuple(
+            (job.language, job.half, job.model) for job in train))
+        log.info("language models trained: %s", ", ".join(stats.trained) or "none")
+    if settings.bucketed:
+        score_jobs = [_ScoreJob(str(cleaned_store_path(work_dir, i)),
+                                str(scores_path(work_dir, i)), settings)
+                      for i in range(len(stores))]
+        found = run_jobs(_score, score_jobs, workers, lambda _: None, stage="lm score",
+                         name=lambda job: job.cleaned)
+        by_language: dict[str, list[float]] = {}
+        for scores in found:
+            for language, values in scores.items():
+                by_language.setdefault(language, []).extend(values)
+        settings = replace(settings, limits=tuple(
+            (language, *percentile_limits(values))
+            for language, values in sorted(by_language.items()) if values))
+    shutil.rmtree(spill_dir, ignore_errors=True)
+    if not settings.auto:
+        shutil.rmtree(models_dir, ignore_errors=True)
+    return settings, stats
+

@@ -1,0 +1,135 @@
+"""The language-model stage on Spark (``--lm auto``, buckets): what :mod:`warcdeboil.lm_fit`
+does on one machine, between the fit and pass 2, with the same results.
+
+* A map over the input files (each joined with its sites' profiles, as pass 2 is) reads each
+  page again, cleans it as pass 2 will and emits ``((language, half, file, ordinal), text)``.
+* ``--lm auto``: the rows of each language and half are shuffled into a partition of their own,
+  sorted by file and ordinal (the local engine's order: the same models, byte for byte), and
+  a task trains the model from them as they stream by. The models come back to the driver,
+  which hands them to every executor (``SparkContext.addFile``).
+* Buckets: each row is scored as pass 2 will score it; the driver takes each language's
+  percentiles from the scores.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..apply import clean_page
+from ..fit import SiteProfile
+from ..language import identify
+from ..lm_filter import LmSettings, PageScorer, url_half
+from ..lm_fit import MIN_TRAINING_CHARS, percentile_limits
+from ..pipeline import Options
+from ..profiles import ProfileRow, profile_from_row
+from ..scan import ScanSpec, scan_pages
+from ..sitekey import SiteKeyer
+from ..tally import Tally
+from .tasks import InputFile
+
+__all__ = ["executor_settings", "run_models"]
+
+TextRow = tuple[tuple[str, int, int, int], str]
+_BATCH_PAGES = 256
+
+
+def text_rows(options: Options, item: tuple[int, tuple[InputFile, Iterable[ProfileRow] | None]],
+              ) -> Iterator[TextRow]:
+    """The cleaned text of each page of one input whose language is known."""
+    file, rows = item[1]
+    profiles: dict[str, SiteProfile] = {row[0]: profile_from_row(row) for row in rows or ()}
+    keyer = SiteKeyer(options.site_key)
+    spec = ScanSpec(file.location, file.file_id, options.site_key, options.limits, False,
+                    options.structure, file.spans)
+    for scanned in scan_pages(spec, Tally(file.location)):
+        entry = scanned.entry
+        site = keyer(entry.url)
+        profile = profiles.get(site) if site else None
+        text = clean_page(entry.page, profile, options.effective_mode).cleaned.text
+        language = identify(text).language
+        if language:
+            yield (language, url_half(entry.url), file.file_id, entry.ordinal), text
+
+
+def _train(rows: Iterator[TextRow]) -> Iterator[tuple[str, int, bytes]]:
+    """The model of each (language, half) of a partition, from its texts in order."""
+    from ..lm import LanguageModel
+
+    for (language, half), group in itertools.groupby(rows, key=lambda row: row[0][:2]):
+        model = LanguageModel.train(text for _, text in group)
+        with tempfile.TemporaryDirectory(prefix="warcdeboil-lm-") as tmp:
+            path = Path(tmp) / "model.lm"
+            model.save(path)
+            yield language, half, path.read_bytes()
+
+
+def executor_settings(settings: LmSettings | None) -> LmSettings | None:
+    """The settings with the run's models where this executor holds its copies of them."""
+    if settings is None or not settings.trained:
+        return settings
+    from pyspark import SparkFiles
+
+    return replace(settings, trained=tuple(
+        (language, half, SparkFiles.get(os.path.basename(path)))
+        for language, half, path in settings.trained))
+
+
+def _score(settings: LmSettings, rows: Iterator[TextRow]) -> Iterator[tuple[str, float]]:
+    """(language, perplexity) of each row, as pass 2 will score its page."""
+    scorer = PageScorer(executor_settings(settings))  # type: ignore[arg-type]
+    ordered = sorted(rows, key=lambda row: row[0])
+    for (language, half), group in itertools.groupby(ordered, key=lambda row: row[0][:2]):
+        texts = [text for _, text in group]
+        for start in range(0, len(texts), _BATCH_PAGES):
+            for value in scorer.perplexities(language, half, texts[start:start + _BATCH_PAGES]):
+                if value is not None:
+                    yield language, value
+
+
+def run_models(spark: Any, jobs: Any, options: Options, models_dir: str) -> Options:
+    """The options with the run's models (``--lm auto``, saved in ``models_dir`` on the driver
+    and added to the Spark context) and each language's percentiles (buckets). ``jobs``: every
+    input file keyed by its id, joined with its sites' profiles."""
+    from functools import partial
+
+    from pyspark import StorageLevel
+
+    settings = options.lm
+    assert settings is not None
+    context = spark.sparkContext
+    texts = jobs.flatMap(partial(text_rows, options)).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        chars = dict(texts.map(lambda row: (row[0][:2], len(row[1])))
+                     .reduceByKey(lambda a, b: a + b).collect())
+        if settings.auto:
+            languages = sorted({lang for lang, _ in chars if all(
+                chars.get((lang, h), 0) >= MIN_TRAINING_CHARS for h in (0, 1))})
+            keys = [(lang, h) for lang in languages for h in (0, 1)]
+            trained = []
+            if keys:
+                index = {key: i for i, key in enumerate(keys)}
+                chosen = texts.filter(lambda row: row[0][:2] in index)
+                shuffled = chosen.repartitionAndSortWithinPartitions(
+                    len(keys), partitionFunc=lambda key: index[key[:2]])
+                prefix = os.path.basename(models_dir)
+                for language, half, blob in sorted(shuffled.mapPartitions(_train).collect()):
+                    path = Path(models_dir) / f"{prefix}-{language}.{half}.lm"
+                    path.write_bytes(blob)
+                    context.addFile(str(path))
+                    trained.append((language, half, str(path)))
+            settings = replace(settings, trained=tuple(trained))
+        if settings.bucketed:
+            scored = texts.mapPartitions(partial(_score, settings)).groupByKey().mapValues(
+                list).collect()
+            settings = replace(settings, limits=tuple(
+                (language, *percentile_limits(values)) for language, values in sorted(scored)
+                if values))
+    finally:
+        texts.unpersist()
+    return replace(options, lm=settings)
