@@ -260,3 +260,23 @@ def test_pages_written_from_the_stage_are_those_pass_2_would_clean(
         page["perplexity"] = None
     assert scored == plain
     assert summary["removed_subtrees"] + summary["removed_blocks"] > 0
+
+
+def test_duplicates_dropped_before_the_stored_scores(tmp_path: Path,
+                                                     write_archive: ArchiveBuilder) -> None:
+    """--dedup drop leaves pages out before the scoring sink reads the stage's stored scores:
+    the scores of the pages after them stay theirs (the stage scored every page)."""
+    pages = _pages("en", 40, 1)
+    copies = [(url + "?utm_source=feed", html) for url, html in pages[::4]]
+    crawl = pages + copies
+    random.Random(9).shuffle(crawl)
+    archive = write_archive(tmp_path / "crawl.warc.gz",
+                            [warc_record("response", url, http_response(html.encode()))
+                             for url, html in crawl], Codec.GZIP)
+    marked = _jsonl_of(archive, tmp_path / "mark", "--perplexity-buckets", "--dedup", "mark")
+    summary = _clean(archive, tmp_path / "drop", "--lm", "auto", "--perplexity-buckets",
+                     "--dedup", "drop")
+    dropped = _jsonl(tmp_path / "drop")
+    assert sum(summary["duplicates"]["dropped"].values()) == len(copies)
+    assert dropped == [p for p in marked if p["duplicate_of"] is None]
+    assert {p["url"] for p in dropped} == {url for url, _ in pages}
