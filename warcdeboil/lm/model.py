@@ -19,7 +19,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .chars import DEFAULT_CHAR_MIN_COUNTS, DEFAULT_CHAR_ORDER, DEFAULT_CHAR_SAMPLE, char_text
+from .chars import (
+    DEFAULT_CHAR_CAPACITY,
+    DEFAULT_CHAR_MIN_COUNTS,
+    DEFAULT_CHAR_ORDER,
+    DEFAULT_CHAR_SAMPLE,
+    char_text,
+)
 from .counts import DEFAULT_CAPACITY, DEFAULT_VOCABULARY, NgramCounts
 from .kneserney import Level, estimate
 from .noise import (
@@ -113,10 +119,12 @@ class LanguageModel:
         """Train on texts (each line a sentence), counts bounded to ``capacity`` n-grams an
         order and ``vocabulary`` units; ``min_counts`` as in ``kneserney.estimate`` (default
         ``DEFAULT_MIN_COUNTS``). With ``chars``, a character model of order ``char_order`` is
-        trained beside it on one text in ``char_sample`` (the first one included), and one
+        trained beside it on one text in ``char_sample`` (the first one included; its tables
+        hold at most ``chars.DEFAULT_CHAR_CAPACITY`` entries), and one
         text in ``noise.HOLD_OUT_EVERY`` is held out of both to calibrate the noise score."""
         counts = NgramCounts(order, capacity, vocabulary)
-        char_counts = NgramCounts(char_order, capacity, vocabulary) if chars else None
+        char_capacity = min(capacity, DEFAULT_CHAR_CAPACITY)
+        char_counts = NgramCounts(char_order, char_capacity, vocabulary) if chars else None
         held: list[str] | None = [] if chars else None
         counts.add_texts(_feeding(texts, char_counts, max(1, char_sample), held))
         lines = [line for text in held or () for line in text.split("\n") if line.strip()]
@@ -127,7 +135,7 @@ class LanguageModel:
             raise InputError("no text to train a language model on")
         model = cls._estimate(counts, order, capacity, vocabulary, min_counts)
         if char_counts is not None and char_counts.units_seen:
-            model.chars = cls._estimate(char_counts, char_order, capacity, vocabulary,
+            model.chars = cls._estimate(char_counts, char_order, char_capacity, vocabulary,
                                         DEFAULT_CHAR_MIN_COUNTS)
             model.info["chars"] = {**model.chars.info, "sample": char_sample}
             if lines:
@@ -386,16 +394,16 @@ def _feeding(texts: Iterable[str], char_counts: NgramCounts | None, sample: int,
              held: list[str] | None = None) -> Iterator[str]:
     """The texts, passed on; one in ``sample`` is also counted by ``char_counts`` as
     characters, gathered into chunks of about 4 M characters (numpy works a chunk at a time).
-    With ``held``, one text in ``noise.HOLD_OUT_EVERY`` goes there instead (one line in as
-    many of a text longer than ``LONG_TEXT``: a block of a plain text file, whose lines are its
-    documents), until it holds ``noise.CALIBRATION_LINES`` lines."""
+    With ``held``, one text in ``noise.HOLD_OUT_EVERY`` goes there instead, until it holds
+    ``noise.CALIBRATION_LINES`` lines. A text longer than ``LONG_TEXT`` (a block of a plain
+    text file, whose lines are its documents) is sampled a line at a time for both."""
     batch: list[str] = []
     size = 0
     held_lines = 0
     for number, text in enumerate(texts):
+        lines = text.split("\n") if char_counts is not None and len(text) > LONG_TEXT else None
         if held is not None and held_lines < CALIBRATION_LINES:
-            if len(text) > LONG_TEXT:
-                lines = text.split("\n")
+            if lines is not None:
                 held.append("\n".join(lines[HOLD_OUT_EVERY - 1::HOLD_OUT_EVERY]))
                 held_lines += len(lines) // HOLD_OUT_EVERY
                 del lines[HOLD_OUT_EVERY - 1::HOLD_OUT_EVERY]
@@ -404,8 +412,8 @@ def _feeding(texts: Iterable[str], char_counts: NgramCounts | None, sample: int,
                 held.append(text)
                 held_lines += text.count("\n") + 1
                 continue
-        if char_counts is not None and number % sample == 0:
-            batch.append(char_text(text))
+        if char_counts is not None and (lines is not None or number % sample == 0):
+            batch.append(char_text(text if lines is None else "\n".join(lines[::sample])))
             size += len(batch[-1])
             if size >= 4 << 20:
                 char_counts.add_texts(batch)
