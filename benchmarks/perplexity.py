@@ -505,16 +505,18 @@ def speed(sizes: list[int], repeat: int = 1) -> dict:
                 runs.append((usage.ru_utime + usage.ru_stime, report["peak_mb"]))
             cpu = min(run[0] for run in runs)
             report["peak_mb"] = max(run[1] for run in runs)
-            loads = []
+            loads, load_cpu = [], []
             for _ in range(3):
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 LanguageModel.load(model)
                 loads.append(time.perf_counter() - started)
+                load_cpu.append(time.process_time() - cpu_started)
             rows.append({"target": size, "words": words, "units": report["units"],
                          "cpu_s": round(cpu, 2), "cpu_runs": [round(r[0], 2) for r in runs],
                          "words_per_cpu_s": round(words / cpu), "peak_mb": report["peak_mb"],
                          "model_mb": round(report["bytes"] / 1e6, 2),
                          "ngrams": report["ngrams"], "load_s": round(min(loads), 3),
+                         "load_cpu_s": round(min(load_cpu), 3),
                          "pruned_below": report["pruned_below"]})
             print(rows[-1], file=sys.stderr)
             text.unlink()
@@ -623,12 +625,14 @@ def markdown(results: dict) -> str:
         out.append("")
     if "speed" in results:
         out += ["## Training speed, memory, model size, load time", "",
-                "| words | units | CPU s | words / CPU-s | peak MB | model MB | n-grams | load s |",
-                "|---|---|---|---|---|---|---|---|"]
+                "| words | units | CPU s | words / CPU-s | peak MB | model MB | n-grams | load s "
+                "(CPU s) |", "|---|---|---|---|---|---|---|---|"]
         for r in results["speed"]["rows"]:
-            out.append(f"| {r['words']:,} | {r['units']:,} | {r['cpu_s']} | "
+            out.append(f"| {r['words']:,}{' (' + r['label'] + ')' if 'label' in r else ''} | "
+                       f"{r['units']:,} | {r['cpu_s']} | "
                        f"{r['words_per_cpu_s']:,} | {r['peak_mb']} | {r['model_mb']} | "
-                       f"{', '.join(f'{n:,}' for n in r['ngrams'])} | {r['load_s']} |")
+                       f"{', '.join(f'{n:,}' for n in r['ngrams'])} | {r['load_s']}"
+                       + (f" ({r['load_cpu_s']})" if "load_cpu_s" in r else "") + " |")
         out.append("")
     if "scoring" in results:
         s = results["scoring"]

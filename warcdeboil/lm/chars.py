@@ -26,9 +26,10 @@ DEFAULT_CHAR_MIN_COUNTS = (1, 2, 2, 2, 2)
 DEFAULT_CHAR_CAPACITY = 1 << 20
 # One text in this many feeds the character model: character statistics settle on far less
 # text than word statistics, and counting every character would cost twice the word model's
-# training time (12.5 against 5.7 CPU-s on the benchmark's 2.4 M words). 1 in 16 scores as 1 in
-# 8 did (benchmarks/perplexity.py, noise score AUCs within 0.007 on dev and test, either way).
-DEFAULT_CHAR_SAMPLE = 16
+# training time (12.5 against 5.7 CPU-s on the benchmark's 2.4 M words). 1 in 16 was tried:
+# as good on the benchmark's test split, but mojibake fell from 0.970 to 0.948 with dragnet
+# left out of training (1.7 M words; benchmarks/results/perplexity-2026-11-25.md).
+DEFAULT_CHAR_SAMPLE = 8
 
 
 def _unit(char: str) -> str:
