@@ -190,17 +190,11 @@ class LanguageModel:
         return kept if len(kept) > 1 else rows[:2]  # an empty text is still <s> </s>
 
     def _log10_probs(self, rows: np.ndarray) -> np.ndarray:
-        return self._scored(rows)[0]
-
-    def _scored(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """log10 p of each unit after the first, and the order of the longest n-gram ending
-        at it that the model holds (1: none but its unigram)."""
         first = self.levels[0]
         ids = first.keys[rows]
         result = first.logp[rows[1:]].astype(np.float64)
-        matched = np.ones(len(rows) - 1, np.int8)
         if self.order == 1:
-            return result, matched
+            return result
         positions = np.arange(len(ids))
         last_boundary = np.maximum.accumulate(np.where(ids == BOUNDARY, positions, 0))
         since = positions[1:] - last_boundary[:-1]  # units since the boundary before each one
@@ -219,9 +213,8 @@ class LanguageModel:
             context_bow = np.where(below_found[:-1], below.bow[below_rows[:-1]], 0.0)
             result = np.where(hit[1:], level.logp[at[1:]],
                               np.where(valid, result + context_bow, result))
-            matched[hit[1:]] = k
             keys, below, below_rows, below_found = longer, level, at, hit
-        return result, matched
+        return result
 
     def line_log10_probs(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """Per line of ``text`` (split at ``\\n``, empty lines included): the sum of log10 p

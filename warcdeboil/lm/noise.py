@@ -20,8 +20,8 @@ What "real" looks like is measured when the model is trained: a sample of the tr
 held out of the counts (``HOLD_OUT_EVERY``, up to ``CALIBRATION_LINES`` lines), scored by the
 finished model, and each signal's values on those lines are kept, apart for short and long lines
 (``SHORT_UNITS``). A line's surprise on a signal is -log10 of the share of held-out lines of its
-length group at least as extreme (past the largest, an exponential tail whose scale is the
-spread of the top tenth). The noise score is one minus the smallest share: no weights fitted on
+length group at least as extreme (past their top ``TAIL``, an exponential tail with that top's
+mean excess as its scale). The noise score is one minus the smallest share: no weights fitted on
 made-up noise, so it follows the language and the crawl the model was trained on.
 """
 
