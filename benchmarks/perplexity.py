@@ -54,14 +54,19 @@ from warcdeboil.lm.model import (  # noqa: E402
     WORD_NOISE_BIAS,
     WORD_NOISE_WEIGHTS,
 )
+from warcdeboil.lm.noise import SIGNALS, line_signals  # noqa: E402
 
 DATASETS = ("dragnet", "l3s-gn1", "cleaneval", "scrapinghub", "cleanportaleval")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“‘(A-Z0-9])")
+# A line break inside a sentence: cleaneval's gold is wrapped at about 70 characters, so its
+# lines are pieces of sentences ("Florida boasts one of the most diverse"). A break after no
+# closing mark and before a lower-case letter is read as a space.
+_WRAPPED = re.compile(r"(?<=[^.!?:;\"”’)\]\s])\n(?=[a-z(])")
 
 
-def gold_pages() -> list[tuple[str, str]]:
+def gold_pages(datasets: tuple[str, ...] = DATASETS) -> list[tuple[str, str]]:
     pages = []
-    for name in DATASETS:
+    for name in datasets:
         with gzip.open(SHARED / "eval" / f"{name}.gold.jsonl.gz", "rt", encoding="utf-8") as fh:
             for line in fh:
                 obj = json.loads(line)
@@ -71,7 +76,7 @@ def gold_pages() -> list[tuple[str, str]]:
 
 def sentences(text: str) -> list[str]:
     found = []
-    for line in text.split("\n"):
+    for line in _WRAPPED.sub(" ", text).split("\n"):
         found += [s.strip() for s in _SENTENCE_END.split(line) if s.strip()]
     return found
 
@@ -125,6 +130,9 @@ class PyplexityBigram:
         self.unigram = {w: c / total for w, c in unigrams.items()}
         self.bigram = {pair: c / unigrams[pair[0]] for pair, c in bigrams.items()}
 
+    def perplexities(self, lines: list[str]) -> list[float]:
+        return [self.perplexity(line) for line in lines]
+
     def perplexity(self, line: str) -> float:
         tokens = pyplexity_tokens(line)
         if not tokens:
@@ -162,8 +170,31 @@ MENUS = [
 ]
 
 
+# The second check's lists (written after the score was chosen, never tuned on): a shop's, a
+# university's and a forum's navigation, and a shop's menus.
+OTHER_NAVIGATION = [
+    "Products", "Offers", "Basket", "Checkout", "Wishlist", "Track my order", "Returns",
+    "Delivery information", "Store finder", "Gift cards", "Size guide", "Customer service",
+    "Students", "Staff", "Alumni", "Research", "Library", "Admissions", "Courses", "Campus map",
+    "Forum index", "New posts", "Unanswered topics", "Members", "Moderators", "User control panel",
+]
+OTHER_SHARING = [
+    "Add to basket", "Quick view", "Write a review", "Compare", "Quote", "Report post",
+    "Permalink", "Bookmark", "Send to a friend", "Show more", "Load more", "View all",
+    "Add to calendar", "Download PDF", "Back", "Go to page", "Sort by", "Filter",
+]
+OTHER_MENUS = [
+    "Women", "Men", "Kids", "Baby", "Shoes", "Bags", "Accessories", "Jewellery", "Watches",
+    "Beauty", "Home", "Garden", "Furniture", "Lighting", "Kitchen", "Electronics", "Phones",
+    "Laptops", "Cameras", "Toys", "Outdoor", "Sale", "Brands", "Clearance", "Gifts", "Pets",
+]
+
+
 def make_noise(kind: str, rng: random.Random, real: list[str], vocabulary: list[str],
-               weights: list[int], n: int) -> list[str]:
+               weights: list[int], n: int, other: bool = False) -> list[str]:
+    """``n`` lines of one kind of noise (the second check's lists with ``other``)."""
+    navigation = (OTHER_NAVIGATION + OTHER_SHARING) if other else (NAVIGATION + SHARING)
+    menus = OTHER_MENUS if other else MENUS
     out: list[str] = []
     if kind == "mojibake":
         damaged = [s for s in real if any(ord(c) > 127 for c in s)]
@@ -188,10 +219,10 @@ def make_noise(kind: str, rng: random.Random, real: list[str], vocabulary: list[
             out.append(" ".join("".join(rng.choices(alphabet, k=rng.randint(2, 10)))
                                 for _ in range(rng.randint(4, 16))))
         elif kind == "navigation and sharing":
-            items = rng.sample(NAVIGATION + SHARING, rng.randint(3, 7))
+            items = rng.sample(navigation, rng.randint(3, 7))
             out.append(rng.choice(SEPARATORS).join(items))
         elif kind == "menu items concatenated":
-            out.append(" ".join(rng.sample(MENUS, rng.randint(5, 12))))
+            out.append(" ".join(rng.sample(menus, rng.randint(5, 12))))
     return out
 
 
@@ -225,13 +256,14 @@ def fit_logistic(features: dict[str, np.ndarray]) -> tuple[list[float], float]:
     return [round(float(b), 3) for b in beta[:-1]], round(float(beta[-1]), 3)
 
 
-def split_sentences(rng: random.Random) -> tuple[list[str], dict[str, list[str]]]:
+def split_sentences(rng: random.Random, datasets: tuple[str, ...] = DATASETS,
+                    ) -> tuple[list[str], dict[str, list[str]]]:
     """Training sentences (80 % of the pages), and the held-out pages' sentences of 6 to 60
     words split in two by another bit of the URL's hash: "dev" to choose and fit on, "test"
     to report."""
     train: list[str] = []
     held: dict[str, list[str]] = {"dev": [], "test": []}
-    for url, text in gold_pages():
+    for url, text in gold_pages(datasets):
         if detect(text) != "en":
             continue
         if held_out(url):
@@ -307,11 +339,52 @@ def discrimination(settings: list[tuple[int, tuple[int, ...]]]) -> dict:
     word_only = LanguageModel(model.levels, model.vocabulary, model.info)  # as an ARPA model
     result["models"].append({"label": "words only (as an ARPA model): line_noise_scores",
                              "bytes": _size(word_only), "auc": aucs(word_only.line_noise_scores)})
+    uncalibrated = LanguageModel(model.levels, model.vocabulary, model.info, chars=chars)
+    result["models"].append({"label": "words and characters, no calibration (2026-11-24's "
+                                      "logistic): line_noise_scores",
+                             "auc": aucs(uncalibrated.line_noise_scores)})
+    for number, name in enumerate(SIGNALS):
+        result["models"].append({"label": f"signal alone: {name}", "auc": aucs(
+            lambda found, number=number: line_signals(model, "\n".join(found))[0][:, number])})
     result["models"].append({"label": f"default (order {model.order}, characters order "
                                       f"{chars.order}): line_noise_scores",
                              "bytes": _size(model), "train_cpu_s": round(cpu, 2),
+                             "calibration_lines": model.info.get("calibration_lines"),
                              "auc": aucs(model.line_noise_scores)})
     print(result["fit"], result["models"][-1]["auc"], file=sys.stderr)
+    return result
+
+
+def other_datasets() -> dict:
+    """The second check: each dataset left out in turn. The model is trained on the training
+    pages of the other four; its real sentences are those of the left-out dataset's English
+    pages, and the noise is made from them with the other lists of navigation and menus and
+    the left-out dataset's own words for the salad."""
+    result = {}
+    for left_out in DATASETS:
+        rng = random.Random(25)
+        train, _ = split_sentences(rng, tuple(d for d in DATASETS if d != left_out))
+        found = [s for _, text in gold_pages((left_out,)) if detect(text) == "en"
+                 for s in sentences(text)]
+        real = [s for s in found if 6 <= len(s.split()) <= 60]
+        if len(real) < 100:
+            continue
+        real = rng.sample(real, min(1500, len(real)))
+        words = Counter(w for s in found for w in s.split())
+        vocabulary, weights = zip(*words.items(), strict=True)
+        noise = {kind: make_noise(kind, rng, real, list(vocabulary), list(weights), 500,
+                                  other=True) for kind in KINDS}
+        model = LanguageModel.train(train)
+        bigram = PyplexityBigram(train)
+        entry: dict = {"train_words": sum(len(s.split()) for s in train), "real": len(real),
+                       "noise": {k: len(v) for k, v in noise.items()}}
+        for label, score in (("ours", model.line_noise_scores),
+                             ("bigram", bigram.perplexities)):
+            base = list(score(real))
+            entry[label] = {kind: round(auc(base, list(score(noise[kind]))), 4)
+                            for kind in KINDS if noise[kind]}
+        result[left_out] = entry
+        print(left_out, entry, file=sys.stderr)
     return result
 
 
@@ -411,7 +484,9 @@ def corpus(path: Path, words: int, base: list[str], seed: int) -> int:
     return written
 
 
-def speed(sizes: list[int]) -> dict:
+def speed(sizes: list[int], repeat: int = 1) -> dict:
+    """Each size trained ``repeat`` times: the least CPU time is kept (other processes on a
+    shared machine only ever add to it), and the largest peak memory."""
     base = [s for _, text in gold_pages() for s in sentences(text)]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -419,22 +494,29 @@ def speed(sizes: list[int]) -> dict:
             text = Path(tmp) / "corpus.txt"
             words = corpus(text, size, base, size)
             model = Path(tmp) / "m.lm"
-            child = subprocess.Popen(
-                [sys.executable, "-m", "warcdeboil", "lm", "train", str(text), "-o", str(model),
-                 "--json"], cwd=ROOT, stdout=subprocess.PIPE,
-                env={**os.environ, "PYTHONPATH": str(ROOT)})
-            _, status, usage = os.wait4(child.pid, 0)
-            report = json.loads(child.stdout.read() if child.stdout else b"{}")
-            cpu = usage.ru_utime + usage.ru_stime
-            loads = []
+            runs = []
+            for _ in range(repeat):
+                child = subprocess.Popen(
+                    [sys.executable, "-m", "warcdeboil", "lm", "train", str(text), "-o",
+                     str(model), "--json"], cwd=ROOT, stdout=subprocess.PIPE,
+                    env={**os.environ, "PYTHONPATH": str(ROOT)})
+                _, status, usage = os.wait4(child.pid, 0)
+                report = json.loads(child.stdout.read() if child.stdout else b"{}")
+                runs.append((usage.ru_utime + usage.ru_stime, report["peak_mb"]))
+            cpu = min(run[0] for run in runs)
+            report["peak_mb"] = max(run[1] for run in runs)
+            loads, load_cpu = [], []
             for _ in range(3):
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 LanguageModel.load(model)
                 loads.append(time.perf_counter() - started)
-            rows.append({"words": words, "units": report["units"], "cpu_s": round(cpu, 2),
+                load_cpu.append(time.process_time() - cpu_started)
+            rows.append({"target": size, "words": words, "units": report["units"],
+                         "cpu_s": round(cpu, 2), "cpu_runs": [round(r[0], 2) for r in runs],
                          "words_per_cpu_s": round(words / cpu), "peak_mb": report["peak_mb"],
                          "model_mb": round(report["bytes"] / 1e6, 2),
                          "ngrams": report["ngrams"], "load_s": round(min(loads), 3),
+                         "load_cpu_s": round(min(load_cpu), 3),
                          "pruned_below": report["pruned_below"]})
             print(rows[-1], file=sys.stderr)
             text.unlink()
@@ -485,7 +567,8 @@ def markdown(results: dict) -> str:
                 "English gold text. The held-out pages are split in two: dev "
                 f"({d['real']['dev']:,} real sentences, noise "
                 + ", ".join(f"{k} {v:,}" for k, v in d["noise_dev"].items())
-                + ") is where the noise score's logistic was fitted; the AUCs are of test "
+                + ") is where the fallback logistic (models without calibration) was fitted and "
+                "the signals were chosen; the AUCs are of test "
                 f"({d['real']['test']:,} real sentences, noise "
                 + ", ".join(f"{k} {v:,}" for k, v in d["noise"].items()) + ").", ""]
         head = "| model: score | size | " + " | ".join(KINDS) + " |"
@@ -493,16 +576,35 @@ def markdown(results: dict) -> str:
         out.append("| pyplexity-style bigram (0.8/0.2, ML): perplexity | – | " + " | ".join(
             f"{d['pyplexity_bigram']['auc'][k]:.4f}" for k in KINDS) + " |")
         for m in d["models"]:
-            out.append(f"| {m['label']} | {m['bytes'] / 1e6:.1f} MB | "
+            size = f"{m['bytes'] / 1e6:.1f} MB" if "bytes" in m else "–"
+            out.append(f"| {m['label']} | {size} | "
                        + " | ".join(f"{m['auc'][k]:.4f}" for k in KINDS) + " |")
         f = d["fit"]
-        out += ["", "Noise score: logistic of (word log10 perplexity, share of word units below "
-                "p 1e-3, character log10 perplexity, surprise of the least likely character); "
+        out += ["", "Noise score (default): the most extreme of the five signals, as a share of "
+                "the lines held out of the model's own training text "
+                f"({d['models'][-1].get('calibration_lines')} lines; `warcdeboil/lm/noise.py`).",
+                "", "Fallback noise score: logistic of (word log10 perplexity, share of word "
+                "units below p 1e-3, character log10 perplexity, surprise of the least likely "
+                "character); "
                 f"fitted on dev: weights {f['weights']}, bias {f['bias']} (shipped: "
                 f"{f['shipped']}, {f['shipped_bias']}); words only: {f['word_weights']}, "
                 f"{f['word_bias']} (shipped: {f['shipped_word']}, {f['shipped_word_bias']})."]
         out += ["", "Examples of each kind:", ""]
         out += [f"- {k}: `{v[0]}`" for k, v in d["examples"].items() if v]
+        out.append("")
+    if "other_datasets" in results:
+        out += ["## Second check: a dataset never trained nor tuned on", "",
+                "Each dataset left out in turn: the model is trained on the other four's "
+                "training pages; real sentences are the left-out dataset's (English pages, 6 to "
+                "60 words), and its noise is made from them with other lists of navigation and "
+                "menus (a shop's, a university's, a forum's) and its own words for the salad. "
+                "AUC, ours / pyplexity-style bigram:", "",
+                "| left out | train words | real | " + " | ".join(KINDS) + " |",
+                "|" + "---|" * (len(KINDS) + 3)]
+        for name, e in results["other_datasets"].items():
+            out.append(f"| {name} | {e['train_words']:,} | {e['real']:,} | " + " | ".join(
+                f"{e['ours'][k]:.4f} / {e['bigram'][k]:.4f}" if k in e["ours"] else "–"
+                for k in KINDS) + " |")
         out.append("")
     if "languages" in results:
         out += ["## Languages (perplexity of held-out lines, two folds)", "",
@@ -523,12 +625,14 @@ def markdown(results: dict) -> str:
         out.append("")
     if "speed" in results:
         out += ["## Training speed, memory, model size, load time", "",
-                "| words | units | CPU s | words / CPU-s | peak MB | model MB | n-grams | load s |",
-                "|---|---|---|---|---|---|---|---|"]
+                "| words | units | CPU s | words / CPU-s | peak MB | model MB | n-grams | load s "
+                "(CPU s) |", "|---|---|---|---|---|---|---|---|"]
         for r in results["speed"]["rows"]:
-            out.append(f"| {r['words']:,} | {r['units']:,} | {r['cpu_s']} | "
+            out.append(f"| {r['words']:,}{' (' + r['label'] + ')' if 'label' in r else ''} | "
+                       f"{r['units']:,} | {r['cpu_s']} | "
                        f"{r['words_per_cpu_s']:,} | {r['peak_mb']} | {r['model_mb']} | "
-                       f"{', '.join(f'{n:,}' for n in r['ngrams'])} | {r['load_s']} |")
+                       f"{', '.join(f'{n:,}' for n in r['ngrams'])} | {r['load_s']}"
+                       + (f" ({r['load_cpu_s']})" if "load_cpu_s" in r else "") + " |")
         out.append("")
     if "scoring" in results:
         s = results["scoring"]
@@ -545,27 +649,40 @@ def markdown(results: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--part", action="append",
-                        choices=["discrimination", "languages", "speed", "scoring"])
+                        choices=["discrimination", "other-datasets", "languages", "speed",
+                                 "scoring"])
     parser.add_argument("--sizes", default="1000000,3000000,10000000,30000000")
+    parser.add_argument("--repeat", type=int, default=1, help="training runs a size (speed)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--date", default=datetime.date.today().isoformat(),
+                        help="the results' date, in their file names")
     args = parser.parse_args()
-    parts = args.part or ["discrimination", "languages", "speed", "scoring"]
-    results: dict = {"date": datetime.date.today().isoformat(),
+    parts = args.part or ["discrimination", "other-datasets", "languages", "speed", "scoring"]
+    results: dict = {"date": args.date,
                      "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
                                 f"Python {platform.python_version()}, numpy {np.__version__}"}
     if "discrimination" in parts:
         results["discrimination"] = discrimination(
             [(2, (1, 1)), (3, (1, 1, 1)), (3, (1, 2, 2)), (4, (1, 2, 2, 2)), (5, (1, 2, 2, 2, 2))])
+    if "other-datasets" in parts:
+        results["other_datasets"] = other_datasets()
     if "languages" in parts:
         results["languages"] = languages()
     if "speed" in parts:
-        results["speed"] = speed([int(x) for x in args.sizes.split(",")])
+        results["speed"] = speed([int(x) for x in args.sizes.split(",")], args.repeat)
     if "scoring" in parts:
         results["scoring"] = scoring()
     args.out.mkdir(parents=True, exist_ok=True)
     stem = args.out / f"perplexity-{results['date']}"
     if stem.with_suffix(".json").exists():  # a part run alone updates the day's results
-        results = {**json.loads(stem.with_suffix(".json").read_text()), **results}
+        before = json.loads(stem.with_suffix(".json").read_text())
+        if "speed" in results and "speed" in before:  # other sizes' rows are kept
+            done = {row["target"] for row in results["speed"]["rows"]}
+            kept = [row for row in before["speed"]["rows"]
+                    if row.get("target", round(row["words"], -5)) not in done]
+            results["speed"]["rows"] = sorted(kept + results["speed"]["rows"],
+                                              key=lambda row: row["words"])
+        results = {**before, **results}
     stem.with_suffix(".json").write_text(json.dumps(results, indent=2, ensure_ascii=False))
     stem.with_suffix(".md").write_text(markdown(results))
     print(markdown(results))

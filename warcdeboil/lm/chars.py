@@ -13,16 +13,22 @@ the mark and reads digits as 0, as it does for words).
 
 from __future__ import annotations
 
-__all__ = ["CAPITAL", "DEFAULT_CHAR_MIN_COUNTS", "DEFAULT_CHAR_ORDER", "DEFAULT_CHAR_SAMPLE",
-           "SPACE", "char_text"]
+__all__ = ["CAPITAL", "DEFAULT_CHAR_CAPACITY", "DEFAULT_CHAR_MIN_COUNTS", "DEFAULT_CHAR_ORDER",
+           "DEFAULT_CHAR_SAMPLE", "SPACE", "char_text"]
 
 SPACE = "\u2581"    # a space (any white space but the line break): a mark, so a unit alone
 CAPITAL = "\u21e7"  # comes before a capital letter, which is then written lower-case
 DEFAULT_CHAR_ORDER = 5
 DEFAULT_CHAR_MIN_COUNTS = (1, 2, 2, 2, 2)
+# Entries a count table of the character model (32 bytes each: 32 MiB): a quarter of the word
+# model's, so that its four tables above unigrams stay within 128 MiB when 100 M words fill them
+# (the benchmark's character model, 1.8 M characters of English, keeps 0.1 M 5-grams).
+DEFAULT_CHAR_CAPACITY = 1 << 20
 # One text in this many feeds the character model: character statistics settle on far less
 # text than word statistics, and counting every character would cost twice the word model's
-# training time (12.5 against 5.7 CPU-s on the benchmark's 2.4 M words; 1 in 8 adds a third).
+# training time (12.5 against 5.7 CPU-s on the benchmark's 2.4 M words). 1 in 16 was tried:
+# as good on the benchmark's test split, but mojibake fell from 0.970 to 0.948 with dragnet
+# left out of training (1.7 M words; benchmarks/results/perplexity-2026-11-25.md).
 DEFAULT_CHAR_SAMPLE = 8
 
 

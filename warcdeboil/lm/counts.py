@@ -155,7 +155,7 @@ class NgramCounts:
 
     def _merge(self, table: CountTable, keys: np.ndarray, contexts: np.ndarray,
                suffixes: np.ndarray, names: dict[int, str]) -> None:
-        order = np.argsort(keys, kind="stable")
+        order = np.argsort(keys)  # equal keys are the same n-gram: any of them will do
         keys = keys[order]
         first = np.ones(len(keys), dtype=bool)
         first[1:] = keys[1:] != keys[:-1]

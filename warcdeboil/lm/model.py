@@ -19,20 +19,36 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .chars import DEFAULT_CHAR_MIN_COUNTS, DEFAULT_CHAR_ORDER, DEFAULT_CHAR_SAMPLE, char_text
+from .chars import (
+    DEFAULT_CHAR_CAPACITY,
+    DEFAULT_CHAR_MIN_COUNTS,
+    DEFAULT_CHAR_ORDER,
+    DEFAULT_CHAR_SAMPLE,
+    char_text,
+)
 from .counts import DEFAULT_CAPACITY, DEFAULT_VOCABULARY, NgramCounts
 from .kneserney import Level, estimate
+from .noise import (
+    CALIBRATION_LINES,
+    HOLD_OUT_EVERY,
+    MIN_CALIBRATION_LINES,
+    Calibration,
+    line_signals,
+)
 from .units import BOUNDARY, LINE, UNK, extend_keys, split_units
 
 __all__ = ["DEFAULT_MIN_COUNTS", "DEFAULT_ORDER", "LanguageModel"]
 
 FORMAT = "warcdeboil-lm"
-VERSION = 2  # 2: a character component may follow the word model; 1 is read too
+# 3: unigram frequencies and the noise score's calibration (``noise``) may follow; 2: a
+# character component may follow the word model. 1 and 2 are read too.
+VERSION = 3
 DEFAULT_ORDER = 3
 # Adjusted counts below which n-grams of order 1, 2, 3… are pruned: singletons above unigrams
 # go (benchmarks/perplexity.py: the same AUC on every noise kind, a third of the size).
 DEFAULT_MIN_COUNTS = (1, 2, 2)
-# The noise score of a line: a logistic of what the models say of it, fitted on the dev split of
+# The noise score of a model without a calibration (``noise``: ARPA files, models of version 2 or
+# trained on too little text): a logistic of what the models say of it, fitted on the dev split of
 # benchmarks/perplexity.py (its real sentences against seven kinds of noise, each kind weighing
 # as much as the real lines; the test split never seen). Features: the word model's log10
 # perplexity, the share of its units below 1e-3, and with a character component its log10
@@ -54,9 +70,14 @@ class LanguageModel:
     """
 
     def __init__(self, levels: list[Level], vocabulary: Sequence[str] | None = None,
-                 info: dict[str, Any] | None = None, chars: LanguageModel | None = None) -> None:
+                 info: dict[str, Any] | None = None, chars: LanguageModel | None = None,
+                 frequencies: np.ndarray | None = None,
+                 calibration: Calibration | None = None) -> None:
         self.levels = levels
         self.chars = chars  # the character component (``chars.char_text`` units), if any
+        # log10 of each unigram's share of the training units (by row), when known.
+        self._frequencies = frequencies
+        self.calibration = calibration  # held-out lines' noise signals (``noise``), if any
         self._vocabulary = vocabulary
         self.info = dict(info or {})
         at, found = levels[0].rows(np.array([UNK], np.uint64))
@@ -76,6 +97,14 @@ class LanguageModel:
             raise InputError("this model holds no vocabulary")
         return self._vocabulary
 
+    @property
+    def frequencies(self) -> np.ndarray:
+        """log10 of each unit's share of the training text, by unigram row; a model read from
+        ARPA has none, and its unigram probabilities stand in."""
+        if self._frequencies is None:
+            return self.levels[0].logp
+        return self._frequencies
+
     def __len__(self) -> int:
         return sum(len(level) for level in self.levels)
 
@@ -90,17 +119,29 @@ class LanguageModel:
         """Train on texts (each line a sentence), counts bounded to ``capacity`` n-grams an
         order and ``vocabulary`` units; ``min_counts`` as in ``kneserney.estimate`` (default
         ``DEFAULT_MIN_COUNTS``). With ``chars``, a character model of order ``char_order`` is
-        trained beside it on one text in ``char_sample`` (the first one included)."""
+        trained beside it on one text in ``char_sample`` (the first one included; its tables
+        hold at most ``chars.DEFAULT_CHAR_CAPACITY`` entries), and one
+        text in ``noise.HOLD_OUT_EVERY`` is held out of both to calibrate the noise score."""
         counts = NgramCounts(order, capacity, vocabulary)
-        char_counts = NgramCounts(char_order, capacity, vocabulary) if chars else None
-        counts.add_texts(_feeding(texts, char_counts, max(1, char_sample)))
+        char_capacity = min(capacity, DEFAULT_CHAR_CAPACITY)
+        char_counts = NgramCounts(char_order, char_capacity, vocabulary) if chars else None
+        held: list[str] | None = [] if chars else None
+        counts.add_texts(_feeding(texts, char_counts, max(1, char_sample), held))
+        lines = [line for text in held or () for line in text.split("\n") if line.strip()]
+        if held and len(lines) < MIN_CALIBRATION_LINES:
+            counts.add_texts(held)  # too few to calibrate on: training text after all
+            lines = []
         if counts.units_seen == 0:
             raise InputError("no text to train a language model on")
         model = cls._estimate(counts, order, capacity, vocabulary, min_counts)
         if char_counts is not None and char_counts.units_seen:
-            model.chars = cls._estimate(char_counts, char_order, capacity, vocabulary,
+            model.chars = cls._estimate(char_counts, char_order, char_capacity, vocabulary,
                                         DEFAULT_CHAR_MIN_COUNTS)
             model.info["chars"] = {**model.chars.info, "sample": char_sample}
+            if lines:
+                signals, units = line_signals(model, "\n".join(lines[:CALIBRATION_LINES]))
+                model.calibration = Calibration.fit(signals, units)
+                model.info["calibration_lines"] = len(units)
         return model
 
     @classmethod
@@ -113,7 +154,7 @@ class LanguageModel:
         info = {"order": order, "units": counts.units_seen, "capacity": capacity,
                 "vocabulary": vocabulary, "min_counts": list(floors),
                 "pruned_below": thresholds, "discounts": [list(d) for d in discounts]}
-        return cls(levels, units, info)
+        return cls(levels, units, info, frequencies=_frequencies(counts, levels[0]))
 
     # Scoring ------------------------------------------------------------------------------
 
@@ -230,11 +271,16 @@ class LanguageModel:
                                 -worst])
 
     def line_noise_scores(self, lines: str | Iterable[str]) -> list[float]:
-        """How likely each line is crawl noise rather than a sentence, from 0 to 1: a logistic
-        of the word model's features and, when the model has one, the character model's
-        (``NOISE_WEIGHTS``). Perplexity ranks word salad; the characters catch mojibake,
-        navigation and menus, whose words may all be common."""
+        """How likely each line is crawl noise rather than a sentence, from 0 to 1. A model
+        trained here measures it against lines held out of its own training text: one minus
+        the share of them at least as extreme on the line's most telling signal (``noise``).
+        A model without that calibration (ARPA, older files, tiny corpora) uses a logistic of
+        the word model's features and, when it has one, the character model's
+        (``NOISE_WEIGHTS``)."""
         text = lines if isinstance(lines, str) else "\n".join(lines)
+        if self.calibration is not None and self.chars is not None:
+            signals, units = line_signals(self, text)
+            return self.calibration.scores(signals, units).tolist()
         words = self.line_features(text)[:, :2]
         if self.chars is None:
             logit = words @ np.array(WORD_NOISE_WEIGHTS) + WORD_NOISE_BIAS
@@ -255,6 +301,8 @@ class LanguageModel:
                   **self._arrays("")}
         if self.chars is not None:
             arrays.update(self.chars._arrays("chars."))
+        if self.calibration is not None:
+            arrays.update(self.calibration.arrays("noise."))
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)  # type: ignore[arg-type]
         tmp = Path(f"{os.fspath(path)}.tmp")
@@ -268,6 +316,8 @@ class LanguageModel:
             arrays[f"logp{k}"], arrays[f"bow{k}"] = level.logp, level.bow
             if k > 1:
                 arrays[f"contexts{k}"], arrays[f"words{k}"] = level.contexts, level.words
+        if self._frequencies is not None:
+            arrays["frequencies"] = self._frequencies
         return {prefix + name: array for name, array in arrays.items()}
 
     @classmethod
@@ -282,12 +332,14 @@ class LanguageModel:
         try:
             with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
                 meta = json.loads(bytes(data["meta"]).decode())
-                if meta.get("format") != FORMAT or meta.get("version") not in (1, VERSION):
+                if meta.get("format") != FORMAT or meta.get("version") not in (1, 2, VERSION):
                     raise InputError(f"{os.fspath(path)}: not a warcdeboil language model")
                 model = cls._read(path, data, "", meta["order"], meta.get("info"))
                 if meta.get("chars_order"):
                     model.chars = cls._read(path, data, "chars.", meta["chars_order"],
                                             (meta.get("info") or {}).get("chars"))
+                if "noise.long" in data.files:
+                    model.calibration = Calibration.read(data, "noise.")
         except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
             raise InputError(f"{os.fspath(path)}: not a readable language model ({exc})") from exc
         return model
@@ -307,18 +359,54 @@ class LanguageModel:
             if len(level.keys) > 1 and not bool(np.all(level.keys[1:] > level.keys[:-1])):
                 raise InputError(f"{os.fspath(path)}: damaged language model "
                                  f"({prefix or 'words.'}order {k})")
-        return cls(levels, _LazyVocabulary(bytes(data[f"{prefix}vocabulary"])), info)
+        frequencies = None
+        if f"{prefix}frequencies" in data.files:
+            frequencies = data[f"{prefix}frequencies"]
+            if len(frequencies) != len(ids):
+                raise InputError(f"{os.fspath(path)}: damaged language model "
+                                 f"({prefix or 'words.'}frequencies)")
+        return cls(levels, _LazyVocabulary(bytes(data[f"{prefix}vocabulary"])), info,
+                   frequencies=frequencies)
 
 
-def _feeding(texts: Iterable[str], char_counts: NgramCounts | None,
-             sample: int) -> Iterator[str]:
+def _frequencies(counts: NgramCounts, unigrams: Level) -> np.ndarray:
+    """log10 of each unigram's share of the counted units, by row; ``<unk>`` (and any unit
+    the bounded vocabulary dropped) as if seen half a time."""
+    table = counts.tables[0]
+    total = max(float(table.counts.sum()), 1.0)
+    found = np.full(len(unigrams), np.log10(0.5 / total), np.float32)
+    rows, hit = unigrams.rows(table.keys)
+    found[rows[hit]] = np.log10(table.counts[hit] / total)
+    return found
+
+
+LONG_TEXT = 100_000  # characters: longer texts are held out a line at a time (see _feeding)
+
+
+def _feeding(texts: Iterable[str], char_counts: NgramCounts | None, sample: int,
+             held: list[str] | None = None) -> Iterator[str]:
     """The texts, passed on; one in ``sample`` is also counted by ``char_counts`` as
-    characters, gathered into chunks of about 4 M characters (numpy works a chunk at a time)."""
+    characters, gathered into chunks of about 4 M characters (numpy works a chunk at a time).
+    With ``held``, one text in ``noise.HOLD_OUT_EVERY`` goes there instead, until it holds
+    ``noise.CALIBRATION_LINES`` lines. A text longer than ``LONG_TEXT`` (a block of a plain
+    text file, whose lines are its documents) is sampled a line at a time for both."""
     batch: list[str] = []
     size = 0
+    held_lines = 0
     for number, text in enumerate(texts):
-        if char_counts is not None and number % sample == 0:
-            batch.append(char_text(text))
+        lines = text.split("\n") if char_counts is not None and len(text) > LONG_TEXT else None
+        if held is not None and held_lines < CALIBRATION_LINES:
+            if lines is not None:
+                held.append("\n".join(lines[HOLD_OUT_EVERY - 1::HOLD_OUT_EVERY]))
+                held_lines += len(lines) // HOLD_OUT_EVERY
+                del lines[HOLD_OUT_EVERY - 1::HOLD_OUT_EVERY]
+                text = "\n".join(lines)
+            elif number % HOLD_OUT_EVERY == HOLD_OUT_EVERY - 1:
+                held.append(text)
+                held_lines += text.count("\n") + 1
+                continue
+        if char_counts is not None and (lines is not None or number % sample == 0):
+            batch.append(char_text(text if lines is None else "\n".join(lines[::sample])))
             size += len(batch[-1])
             if size >= 4 << 20:
                 char_counts.add_texts(batch)
