@@ -20,13 +20,14 @@ from warcdeboil.content import (
     KIND_ITEM,
     MAX_ANCESTORS,
     ContentModel,
+    comment_roles,
     extract,
     extract_blocks,
     feature_columns,
     load_model,
     split_blocks,
 )
-from warcdeboil.dom import analyse, plain_text
+from warcdeboil.dom import ROLE_COMMENTS, analyse, plain_text
 from warcdeboil.errors import ConfigError
 from warcdeboil.language import detect
 from warcdeboil.pipeline import Options, clean
@@ -153,6 +154,34 @@ def test_readers_comments_are_not_main_content() -> None:
     assert result.removed == {"comment_block": 4}
     shipped = extract(analyse(html, structure=True).marked.decode())
     assert "The diversion" not in shipped.text and "Council workers" in shipped.text
+
+
+def test_a_discussion_keeps_its_comments() -> None:
+    # A forum thread: the question is a short paragraph, the replies (marked as comments by
+    # their class) hold nearly all of the text. They are the page's content.
+    replies = "".join(
+        f"<div class='comment'><p>{text}</p></div>" for text in (
+            "Check the thermostat wiring first: on most of these boilers the common wire comes "
+            "loose behind the front panel, and the display then resets every few minutes "
+            "while the pump keeps running for no reason at all.",
+            "Mine did the same last winter. The installer replaced the pressure sensor, which "
+            "was reading low, and the error code has not come back since then, even on the "
+            "coldest nights we had in January and February.",
+            "Before you pay for a sensor, bleed the radiators and top the pressure up to one "
+            "and a half bar; a low reading is often just air in the system after a service.",
+        ))
+    html = (f"<html><body><main><p>Boiler resets itself?</p>"
+            f"<div id='comments'>{replies}</div></main></body></html>")
+    blocks = split_blocks(analyse(html, structure=True).marked.decode())
+    keep_all = ContentModel((0.0,) * len(FEATURE_NAMES), 10.0, 0.5)
+    assert comment_roles(blocks, [True] * len(blocks)) == 0
+    result = extract_blocks(blocks, keep_all)
+    assert "Check the thermostat wiring" in result.text and "Before you pay" in result.text
+    assert "comment_block" not in result.removed
+    # What the model drops does not count: kept, the question alone is no discussion.
+    keep = [not block.roles for block in blocks]
+    assert comment_roles(blocks, keep) == 1 << ROLE_COMMENTS
+    assert comment_roles(blocks, [False] * len(blocks)) == 1 << ROLE_COMMENTS
 
 
 def test_a_single_page_gets_its_main_content() -> None:

@@ -49,11 +49,12 @@ def test_smaller_sets_beat_deboiler_precision(tmp_path: Path, name: str, precisi
 # scrapinghub 0.921, dragnet 0.913 (sites >= 5: 0.925); after the text fixes of iframes, line
 # starts and selects: 0.949, 0.956 (0.965), 0.921, 0.915 (0.926); after links around block
 # elements and the teaser-list features: 0.950, 0.956 (0.965), 0.929, 0.920 (0.929); without
-# readers' comments: 0.950, 0.958 (0.965), 0.933, 0.924 (0.931). Half of each set's sites were
-# used to fit the block model (scripts/train_content.py), so these guard against regressions;
-# they are not the held-out figures.
+# readers' comments: 0.950, 0.958 (0.965), 0.933, 0.924 (0.931); 2026-11-25, fitted on WCXB too,
+# discussions keep their comments: 0.950, 0.956 (0.965), 0.934, 0.924 (0.932). Half of each
+# set's sites were used to fit the block model (scripts/train_content.py), so these guard against
+# regressions; they are not the held-out figures.
 @pytest.mark.parametrize(("name", "floor"), [
-    ("cleanportaleval", 0.94), ("l3s-gn1", 0.94), ("scrapinghub", 0.92),
+    ("cleanportaleval", 0.94), ("l3s-gn1", 0.945), ("scrapinghub", 0.925),
 ])
 def test_content_mode_f1_floor(tmp_path: Path, name: str, floor: float) -> None:
     report = run(name, tmp_path, Mode.CONTENT)

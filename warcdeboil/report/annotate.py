@@ -19,6 +19,7 @@ from ..content import (
     REPEATED_BLOCK,
     Block,
     ContentModel,
+    comment_roles,
     removal_reason,
     repeated_blocks,
     select_blocks,
@@ -27,7 +28,6 @@ from ..content import (
 from ..dom import (
     BLOCK_SPLIT,
     LINE,
-    ROLE_COMMENTS,
     SUBTREE_CUT,
     PageText,
     inline_as_spaces,
@@ -45,7 +45,6 @@ SLOT = "template_slots"
 REASONS = (SUBTREE, SLOT, REPEATED_BLOCK, "link_dense_block", "short_block",
            "low_content_block", COMMENT_BLOCK)
 _LINE_BYTES = LINE.encode()
-_IN_COMMENTS = 1 << ROLE_COMMENTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +95,10 @@ def _verdicts(
     if mode is not Mode.CONTENT:
         return [REPEATED_BLOCK if rep else None for rep in again]
     keep = select_blocks(blocks, model)
+    dropped_roles = comment_roles(blocks, keep)
     verdicts: list[str | None] = []
     for block, ok, rep in zip(blocks, keep, again, strict=True):
-        if ok and not rep and not block.roles & _IN_COMMENTS:
+        if ok and not rep and not block.roles & dropped_roles:
             verdicts.append(None)
         elif rep:
             verdicts.append(REPEATED_BLOCK)
