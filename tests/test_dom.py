@@ -163,6 +163,21 @@ def test_cleaned_html_keeps_scripts_and_declares_utf8() -> None:
     assert "__" not in cleaned  # no internal attributes leak
 
 
+def test_every_charset_declaration_says_utf8() -> None:
+    """Upper-case names, http-equiv in any case, a <meta> with both (its charset is set first,
+    its content added after), one in the body; other attributes stay as they were."""
+    html = ('<html><head><META CHARSET=latin1><meta http-equiv=Content-Type '
+            'content="text/html; charset=iso-8859-1"><meta charset=x http-equiv=content-type>'
+            '<meta name=viewport content=width></head><body><meta charset=q><p>hi</p></body>'
+            '</html>')
+    assert clean_html(html, analyse(html), set()) == (
+        '<html><head><meta charset="utf-8"><meta http-equiv="Content-Type" '
+        'content="text/html; charset=utf-8"><meta charset="utf-8" http-equiv="content-type" '
+        'content="text/html; charset=utf-8"><meta name="viewport" content="width"></head>'
+        '<body><meta charset="utf-8"><p>hi</p></body></html>'
+    )
+
+
 def test_pages_that_contain_our_markers_are_still_right() -> None:
     html = f"<body><div>odd {OPEN} text</div><div>two</div></body>"
     page = analyse(html)

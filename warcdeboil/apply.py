@@ -31,9 +31,11 @@ from .compression import Codec
 from .content import KIND_ITEM, Block, Extraction, extract, split_blocks, without_repeated
 from .dom import (
     CleanText,
+    Doomed,
     PageText,
     analyse,
     clean_html,
+    find_doomed,
     plain_text,
     remove_repeated,
     remove_template,
@@ -310,20 +312,22 @@ def _emit(
         return
     site = keyer(entry.url)
     profile = lookup(site) if lookup is not None and site else None
-    if cleaning is None:  # else the stage before pass 2 cleaned it already, the same way
-        cleaning = clean_page(entry.page, profile, job.mode)
-    cleaned, content, removed_blocks = cleaning
+    html = None
+    if sink.wants_html and page is not None:
+        (cleaned, content, removed_blocks), html = clean_for_warc(
+            page.markup, entry.page, profile, job.mode
+        )
+        tally.html_bytes_after += len(html)
+    else:
+        if cleaning is None:  # else the stage before pass 2 cleaned it already, the same way
+            cleaning = clean_page(entry.page, profile, job.mode)
+        cleaned, content, removed_blocks = cleaning
+        tally.text_chars += len(cleaned.text)
     tally.cleaned += 1
     tally.removed_subtrees += cleaned.removed
     tally.removed_slots += cleaned.slots
     tally.removed_blocks += removed_blocks
     tally.html_bytes_before += entry.html_bytes_before
-    html = None
-    if sink.wants_html and page is not None:
-        html = clean_document(page.markup, entry.page, profile).encode("utf-8", "surrogatepass")
-        tally.html_bytes_after += len(html)
-    else:
-        tally.text_chars += len(cleaned.text)
     sink.page(PageResult(entry, site, cleaned, content, duplicate=verdict), record, page, html)
 
 
@@ -373,11 +377,14 @@ def _removals(
     return profile.template, profile.repeated, profile.template_slots
 
 
-def clean_page(page: PageText, profile: SiteProfile | None, mode: Mode) -> PageCleaning:
+def clean_page(
+    page: PageText, profile: SiteProfile | None, mode: Mode, known: Doomed | None = None
+) -> PageCleaning:
     """The text of an analysed page without its site's template: in content mode, its main
-    content; else everything but the template subtrees and slots and the repeated blocks."""
+    content; else everything but the template subtrees and slots and the repeated blocks.
+    ``known``: what the profile dooms on the page (:func:`dom.find_doomed`), if found already."""
     template, repeated, slots = _removals(profile)
-    removal = remove_template(page, template, slots)
+    removal = remove_template(page, template, slots, known)
     marked = removal.marked.decode("utf-8", "surrogatepass")
     content: Extraction | None = None
     if mode is Mode.CONTENT:
@@ -398,6 +405,28 @@ def clean_document(markup: str | bytes, page: PageText, profile: SiteProfile | N
     """The page's document without what :func:`clean_page` removes in template mode."""
     template, repeated, slots = _removals(profile)
     return clean_html(markup, page, template, repeated, slots)
+
+
+def clean_for_warc(
+    markup: str | bytes, page: PageText, profile: SiteProfile | None, mode: Mode
+) -> tuple[PageCleaning, bytes]:
+    """What WARC output takes of a page: :func:`clean_page`'s counts, and
+    :func:`clean_document`'s HTML as UTF-8, the doomed candidates and slots found once for both.
+
+    A WARC output holds no text, so a page without structure marks (the only kind the command
+    line gives it) gets its repeated blocks counted, not its text made: the cleaning's text is
+    "" (the same counts)."""
+    template, repeated, slots = _removals(profile)
+    known = find_doomed(page, template, slots)
+    if page.structured or mode is Mode.CONTENT:
+        cleaning = clean_page(page, profile, mode, known)
+    else:
+        removal = remove_template(page, template, slots, known)
+        marked = removal.marked.decode("utf-8", "surrogatepass")
+        cleaning = PageCleaning(CleanText("", removal.subtrees, removal.slots), None,
+                                remove_repeated(marked, repeated)[1])
+    html = clean_html(markup, page, template, repeated, slots, known)
+    return cleaning, html.encode("utf-8", "surrogatepass")
 
 
 @dataclass(slots=True)
