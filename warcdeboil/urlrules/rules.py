@@ -192,6 +192,17 @@ class UrlRules:
         self._sites[site] = _Site(site, evidence.urls, evidence.unstable, _pruned(hypotheses),
                                   forms)
 
+    def learned_site(self, site: str) -> _Site:
+        """What :meth:`learn_site` kept of ``site`` (picklable): a process that learned one
+        site hands it to the one that decides (:meth:`add_learned_site`; the Spark engine)."""
+        return self._sites[site]
+
+    def add_learned_site(self, state: _Site) -> None:
+        """A site learned elsewhere (:meth:`learned_site`); decisions wait for :meth:`decide`."""
+        if state.name in self._sites:
+            raise ConfigError(f"URL rules: site {state.name!r} learned twice")
+        self._sites[state.name] = state
+
     def decide(self) -> None:
         """Make the decisions from the evidence counted so far (``learn`` calls it)."""
         self._decide()
