@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from warcdeboil.apply import OutputFormat
 from warcdeboil.cli import app
 from warcdeboil.compression import Codec
+from warcdeboil.dedup import iter_url_groups
 from warcdeboil.duplicates import DedupMode
 from warcdeboil.errors import ConfigError, PlanError
 from warcdeboil.pipeline import Options, clean
@@ -32,6 +33,9 @@ def _records(pages: list[tuple[str, bytes]]) -> list[tuple[list[tuple[str, str]]
     return records
 
 
+EMPTY = "http://alpha.example/empty?id=1"
+
+
 def _url(host: str, i: int, tracking: str = "") -> str:
     return f"http://{host}/item?id={i}{tracking}"
 
@@ -39,13 +43,20 @@ def _url(host: str, i: int, tracking: str = "") -> str:
 @pytest.fixture
 def rules_crawl(tmp_path: Path, write_archive: ArchiveBuilder) -> Path:
     """One archive per site: its distinct pages at ``/item?id=N``, then copies of the first
-    ones at ``/item?id=N&utm_source=feed`` (the same bytes)."""
+    ones at ``/item?id=N&utm_source=feed`` (the same bytes); alpha also has two pages with
+    nothing but its template (their text empty once it is removed), which differ only in a
+    comment, one of them under the tracking parameter."""
     src = tmp_path / "crawl"
     src.mkdir()
     for host in SITES:
         bodies = [html.encode() for _, html in site_pages(host, PAGES)]
         pages = [(_url(host, i), body) for i, body in enumerate(bodies)]
         pages += [(_url(host, i, "&utm_source=feed"), bodies[i]) for i in range(COPIES)]
+        if host == SITES[0]:  # two pages all template, distinct bytes: no evidence either way
+            template = bodies[0].replace(bodies[0][bodies[0].index(b"<article>"):
+                                                   bodies[0].index(b"</article>") + 10], b"")
+            pages += [(EMPTY, template + b"<!-- one -->"),
+                      (EMPTY + "&utm_source=feed", template + b"<!-- two -->")]
         write_archive(src / f"{host}.warc.gz", _records(pages), Codec.GZIP)
     return src
 
@@ -65,8 +76,16 @@ def _irrelevant(data: dict, site: str) -> set[tuple[str, ...]]:
 
 def test_rules_file_and_url_canonical(rules_crawl: Path, tmp_path: Path) -> None:
     target = tmp_path / "rules.json"
+    work = tmp_path / "work"
     options = Options(workers=2, format=OutputFormat.JSONL, url_rules=str(target))
-    summary = clean([rules_crawl], tmp_path / "out", options)
+    summary = clean([rules_crawl], tmp_path / "out", options, work_dir=work)
+    # The all-template pages are in the groups, but not among the rules' evidence: learned
+    # with them, their pair (two groups) would refute utm_source on alpha.
+    every = {url for _, url, _ in iter_url_groups(work)}
+    evidence = {url for _, url, _ in iter_url_groups(work, evidence_only=True)}
+    assert every - evidence == {EMPTY, EMPTY + "&utm_source=feed"}
+    with_empty = UrlRules().learn((url, group) for _, url, group in iter_url_groups(work))
+    assert ("param", "utm_source") not in with_empty.irrelevant(SITES[0])
     data = json.loads(target.read_text(encoding="utf-8"))
     assert UrlRules.load(target).to_json() == data  # a rules file that loads back as written
     assert sorted(data["sites"]) == list(SITES)
@@ -76,7 +95,7 @@ def test_rules_file_and_url_canonical(rules_crawl: Path, tmp_path: Path) -> None
         assert id_rules and all(r["decision"] != "irrelevant" for r in id_rules)
         assert data["sites"][site]["urls"] == PAGES + COPIES
     pages = _jsonl(tmp_path / "out")
-    assert len(pages) == len(SITES) * (PAGES + COPIES)
+    assert len(pages) == len(SITES) * (PAGES + COPIES) + 2
     canonical = {p["url"]: p["url_canonical"] for p in pages}
     for host in SITES:
         for i in range(PAGES):
@@ -165,3 +184,15 @@ def test_spark_learns_the_local_rules(spark, rules_crawl: Path, tmp_path: Path) 
         assert (tmp_path / "spark" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
     assert {k: v for k, v in distributed.to_dict()["url_rules"].items() if k != "path"} == {
         k: v for k, v in local.to_dict()["url_rules"].items() if k != "path"}
+
+
+@pytest.mark.spark
+def test_spark_refuses_overwriting_an_input(spark, rules_crawl: Path, tmp_path: Path) -> None:
+    from warcdeboil.spark import run_spark
+
+    target = rules_crawl / "beta.example.warc.gz"
+    before = target.read_bytes()
+    with pytest.raises(PlanError, match="--url-rules would overwrite the input"):
+        run_spark([str(rules_crawl)], str(tmp_path / "spark"),
+                  Options(format=OutputFormat.JSONL, url_rules=str(target)), session=spark)
+    assert target.read_bytes() == before

@@ -357,8 +357,11 @@ class UrlRules:
 
     def save(self, path: str | Path) -> None:
         """Write the rules as JSON (one entry per site, hypotheses with their counts)."""
-        text = json.dumps(self.to_json(), indent=1, ensure_ascii=False)
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        Path(path).write_text(self.dumps(), encoding="utf-8")
+
+    def dumps(self) -> str:
+        """The text :meth:`save` writes."""
+        return json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n"
 
     @classmethod
     def load(cls, path: str | Path) -> UrlRules:
