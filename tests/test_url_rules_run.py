@@ -114,8 +114,11 @@ def test_warc_output_unchanged_by_url_rules(rules_crawl: Path, tmp_path: Path) -
     those of a run without them."""
     target = tmp_path / "rules.json"
     clean([rules_crawl], tmp_path / "plain", Options(workers=1))
-    summary = clean([rules_crawl], tmp_path / "ruled", Options(workers=1, url_rules=str(target)))
-    assert summary.to_dict()["url_rules"]["sites"] == 3
+    result = CliRunner().invoke(app, ["clean", str(rules_crawl), "-o", str(tmp_path / "ruled"),
+                                      "--workers", "1", "--url-rules", str(target)])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.output.splitlines() if line.startswith("URL rules"))
+    assert line.split()[3:5] == ["sites:", "3"] and line.endswith(f"→ {target}")
     assert ("param", "utm_source") in _irrelevant(json.loads(target.read_text()), SITES[0])
     for host in SITES:
         name = f"{host}.warc.gz"
