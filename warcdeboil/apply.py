@@ -66,6 +66,7 @@ from .relink import LinkLog
 from .scan import no_records, record_problem, unaddressable_counted
 from .sitekey import SiteKeyer, SiteKeyMode
 from .tally import Tally
+from .urlrules import UrlRules
 from .writer import AtomicFile, WarcWriter, rebuild_record, sha1_digest
 from .zstdio import train_dictionary
 
@@ -149,6 +150,7 @@ class ApplyJob:
     cleaned_store: str | None = None  # the pages of page_store as the stage before pass 2
     # cleaned them (lm_fit): written from there, not cleaned again
     scores_store: str | None = None  # their perplexities as that stage scored them (buckets)
+    url_rules: str | None = None  # rules learned in the run: JSONL says each url_canonical
 
     @property
     def structure(self) -> bool:
@@ -560,8 +562,11 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
         return _WarcSink(out, job.codec, in_codec, source, dictionary, names, links)
     if job.format is OutputFormat.TEXT:
         return _TextSink(out, job.codec, dictionary, names)
+    rules = None
+    if job.url_rules is not None:  # loaded by each worker, once for its input
+        rules = UrlRules.load(job.url_rules)
     return _JsonlSink(out, job.codec, job.path, markdown=job.format is OutputFormat.MARKDOWN,
-                      duplicates=job.dedup is not DedupMode.OFF)
+                      duplicates=job.dedup is not DedupMode.OFF, rules=rules)
 
 
 Fields = list[tuple[str, str]]
@@ -785,7 +790,7 @@ class _JsonlSink(_Sink):
     """One JSON object per page: identity, page attributes, text (and Markdown when asked)."""
 
     def __init__(self, out: BinaryIO, codec: Codec, source_path: str, *, markdown: bool,
-                 duplicates: bool = False) -> None:
+                 duplicates: bool = False, rules: UrlRules | None = None) -> None:
         self._gzip = igzip.IGzipFile(
             filename="", mode="wb", fileobj=out, mtime=0, compresslevel=JSONL_GZIP_LEVEL
         ) if codec is not Codec.NONE else None
@@ -794,6 +799,7 @@ class _JsonlSink(_Sink):
         self._warc_file = escape_name(os.path.basename(source_path))
         self._markdown = markdown
         self._duplicates = duplicates  # --dedup: each page says its duplicate group
+        self._rules = rules  # --url-rules: each page says its URL's canonical form
 
     def page(
         self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
@@ -815,6 +821,8 @@ class _JsonlSink(_Sink):
         obj["html_bytes_before"] = entry.html_bytes_before
         if self._duplicates:
             obj.update(duplicate_fields(result.duplicate))
+        if self._rules is not None:
+            obj["url_canonical"] = self._rules.canonical(entry.url)
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
 

@@ -348,6 +348,10 @@ def _print_summary(data: dict[str, Any], quiet: bool, pages: str = "cleaned page
         if duplicates["revisits"]:
             line += f"; written as revisits: {duplicates['revisits']:,}"
         lines.append(line)
+    rules = data.get("url_rules")
+    if rules:
+        lines.append(f"URL rules     {rules['rules']:>12,}   sites: {rules['sites']:,} "
+                     f"(crawl-level: {rules['crawl_rules']:,}) → {rules['path']}")
     problems = data.get("problems")
     if problems is not None:
         lines.append(f"problems      {sum(problems.values()):>12,}")
@@ -455,6 +459,12 @@ def clean(
     perplexity_buckets: PerplexityBuckets = False,
     keep_buckets: KeepBuckets = None,
     dedup: DedupOption = None,
+    url_rules: Annotated[
+        Path | None, typer.Option("--url-rules", help="Learn URL rules (irrelevant parameters "
+                                  "and variants, per site) from the duplicate groups and write "
+                                  "them to this JSON file; JSONL then gives url_canonical. "
+                                  "Runs the duplicate stage; not with --dedup off.")
+    ] = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -471,6 +481,9 @@ def clean(
     _setup_logging(verbose, quiet)
     _usable(fmt, mode)
     _dedup_usable(fmt, dedup)
+    if url_rules is not None and dedup is DedupMode.OFF:
+        raise typer.BadParameter("learns from the duplicate stage's groups: not with --dedup off",
+                                 param_hint="--url-rules")
     if engine is Engine.SPARK:
         _spark_ready(work_dir, keep_work_dir)
     elif is_remote(output):
@@ -492,7 +505,7 @@ def clean(
             limits=PageLimits(max_page_mb << 20, max_page_tags, max_page_depth),
             lm=_lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
                             max_page_perplexity, perplexity_buckets, keep_buckets),
-            dedup=dedup,
+            dedup=dedup, url_rules=str(url_rules) if url_rules is not None else None,
         )
         reporter = (_Reporter(report, quiet, options.worker_count) if report is not None
                     else None)

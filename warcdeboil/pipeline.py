@@ -50,6 +50,7 @@ from .selection import SiteFilter, read_selection, selected_files
 from .signals import Interrupted, held, ignore_signals_in_worker
 from .sitekey import SiteKeyMode
 from .tally import Tally
+from .urlrules.run import check_rules_path, learn_run, rules_path, write_rules
 from .writer import remove_parts
 
 __all__ = [
@@ -100,8 +101,12 @@ class Options:
     mode: Mode | None = None  # None: the format's default (see apply.default_mode)
     lm: LmSettings | None = None  # --lm: perplexity scores and filters (text outputs)
     dedup: DedupMode | None = None  # --dedup; None: the format's default (see default_dedup)
+    url_rules: str | None = None  # --url-rules: learn URL rules from the groups, write them here
 
     def __post_init__(self) -> None:
+        if self.url_rules is not None and self.dedup is DedupMode.OFF:
+            raise ConfigError("--url-rules learns from the duplicate stage's groups: it cannot "
+                              "be used with --dedup off")
         if self.dedup is not None and self.dedup not in DEDUP_MODES[self.format]:
             allowed = ", ".join(m.value for m in DEDUP_MODES[self.format])
             raise ConfigError(
@@ -125,6 +130,12 @@ class Options:
     @property
     def effective_dedup(self) -> DedupMode:
         return self.dedup if self.dedup is not None else default_dedup(self.format)
+
+    @property
+    def dedup_stage(self) -> bool:
+        """Whether the duplicate stage runs: for --dedup, or for --url-rules (whose groups
+        then change no output when --dedup is off by default)."""
+        return self.effective_dedup is not DedupMode.OFF or self.url_rules is not None
 
     @property
     def structure(self) -> bool:
@@ -185,6 +196,7 @@ class RunSummary:
     apply_files: list[Tally] = field(default_factory=list)
     resumed: int = 0  # inputs whose output was already complete (--resume)
     dedup: dict[str, int] | None = None  # what the duplicate stage found (None: it did not run)
+    url_rules: dict[str, Any] | None = None  # --url-rules: where they went, sites and rules
 
     @property
     def scan(self) -> Tally:
@@ -255,6 +267,7 @@ class RunSummary:
             "repeated_blocks": self.fit.repeated_blocks,
             "template_slots": self.fit.template_slots,
             "duplicates": self.duplicates(),
+            "url_rules": self.url_rules,
             "problems": dict(sorted(total.problems.items())),
             "files": [t.to_dict() for t in files],
             "outputs": self.outputs,
@@ -666,6 +679,22 @@ def find_duplicates(
     return counts
 
 
+def learn_url_rules(work_dir: Path, options: Options) -> dict[str, Any]:
+    """Learn the URL rules of the run in ``work_dir`` (its duplicate stage done) in a worker
+    process (numpy stays out of this one), and write them to ``options.url_rules``
+    atomically; the summary's ``url_rules``: where they went, sites and rules learned."""
+    assert options.url_rules is not None
+    (counts,) = _run_jobs(_learn_rules, [(str(work_dir), options.site_key)], 1, lambda _: None,
+                          None, stage="dedup", name=lambda job: job[0], elsewhere=True)
+    write_rules(rules_path(work_dir).read_text(encoding="utf-8"), options.url_rules)
+    return {"path": os.fspath(options.url_rules), **counts}
+
+
+def _learn_rules(job: tuple[str, SiteKeyMode],
+                 report: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    return learn_run(Path(job[0]), job[1])
+
+
 def _sign(job: SignJob, report: Callable[[int, int], None] | None = None) -> int:
     from .dedup.stage import sign_file  # numpy and the dedup package: in the worker only
 
@@ -707,6 +736,7 @@ def apply_profiles(
     verdicts: Sequence[Path] | None = None,
     cleaned_stores: Sequence[Path] | None = None,
     scores_stores: Sequence[Path] | None = None,
+    url_rules: Path | None = None,
 ) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
@@ -718,7 +748,8 @@ def apply_profiles(
     read.
 
     ``verdicts`` (one per input, from :func:`find_duplicates`): what ``options.dedup`` does
-    with each page's duplicates; without them, nothing.
+    with each page's duplicates; without them, nothing. ``url_rules``: a rules file whose
+    canonical form of each page's URL JSONL says (``url_canonical``).
 
     WARC output: revisits are then pointed at pages cleaned in any output of ``inputs`` and
     ``written`` (inputs whose output an earlier run wrote, --resume) by :func:`.relink.relink`,
@@ -729,7 +760,7 @@ def apply_profiles(
         try:
             return apply_profiles(inputs, out_dir, profiles_dir, options, progress,
                                   page_stores=page_stores, spans=spans, links_dir=links,
-                                  written=written, verdicts=verdicts)
+                                  written=written, verdicts=verdicts, url_rules=url_rules)
         finally:
             with held():
                 shutil.rmtree(links, ignore_errors=True)
@@ -765,6 +796,7 @@ def apply_profiles(
             dedup=options.effective_dedup if verdicts is not None else DedupMode.OFF,
             cleaned_store=str(cleaned_stores[i]) if cleaned_stores is not None else None,
             scores_store=str(scores_stores[i]) if scores_stores is not None else None,
+            url_rules=str(url_rules) if url_rules is not None else None,
         ))
 
     def done(_: Tally) -> None:
@@ -820,6 +852,9 @@ def clean(
     found, spans = _selected(inputs, select) if select is not None else (
         discover_inputs(inputs, exclude=out), None)
     planned = plan_outputs(found, out, options.format, options.compress)
+    if options.url_rules is not None:
+        check_rules_path(options.url_rules, [str(p) for p, _ in found],
+                         [str(plan.output) for plan in planned], str(out))
     check_writable(out)
     paths = [p for p, _ in found]
     span_of = dict(zip(paths, spans, strict=True)) if spans is not None else None
@@ -846,10 +881,15 @@ def clean(
             summary.fit = fit_profiles(work, profiles, options, progress)
         stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}
         verdicts = None
-        if options.effective_dedup is not DedupMode.OFF:
+        rules = None
+        if options.dedup_stage:
             summary.dedup = find_duplicates(work, profiles, len(paths), options, progress)
-            sides = {p: verdicts_path(work / "dedup", i) for i, p in enumerate(paths)}
-            verdicts = [sides[p] for p, _ in todo]
+            if options.effective_dedup is not DedupMode.OFF:
+                sides = {p: verdicts_path(work / "dedup", i) for i, p in enumerate(paths)}
+                verdicts = [sides[p] for p, _ in todo]
+        if options.url_rules is not None:
+            rules = rules_path(work)
+            summary.url_rules = learn_url_rules(work, options)
         cleaned = scored = None
         if options.lm is not None and (options.lm.auto or options.lm.bucketed):
             options = _with_run_models(options, [stores[p] for p in paths], work, profiles)
@@ -864,6 +904,7 @@ def clean(
             cleaned_stores=cleaned, scores_stores=scored,
             spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
             links_dir=work / "links", written=_not_in(found, todo), verdicts=verdicts,
+            url_rules=rules if verdicts is not None else None,
         )
         _write_json(work / RUN_META, {"mode": Mode(options.effective_mode).value,
                                       "format": OutputFormat(options.format).value,

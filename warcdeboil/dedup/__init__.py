@@ -98,10 +98,11 @@ __all__ = [
 ]
 
 
-def iter_url_groups(work_dir: Path) -> Iterator[tuple[str, str, int]]:
+def iter_url_groups(work_dir: Path, *, evidence_only: bool = False
+                    ) -> Iterator[tuple[str, str, int]]:
     """``(site, url, group_id)`` of every page of a run, sorted by site: see
     :func:`.stage.iter_url_groups` (imported when called: the stage needs the apply module,
     which needs this package)."""
     from .stage import iter_url_groups as rows
 
-    return rows(work_dir)
+    return rows(work_dir, evidence_only=evidence_only)

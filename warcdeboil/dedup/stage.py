@@ -165,8 +165,13 @@ def _write_verdicts(signatures: PageSignatures, records: Iterator[bytes], dedup_
         writer = VerdictWriter(verdicts_path(dedup_dir, part)) if part < parts else None
 
 
-def iter_url_groups(work_dir: Path) -> Iterator[tuple[str, str, int]]:
+def iter_url_groups(work_dir: Path, *, evidence_only: bool = False
+                    ) -> Iterator[tuple[str, str, int]]:
     """``(site, url, group_id)`` of every page of a run's duplicate stage, for URL-rule learning.
+
+    With ``evidence_only``, pages whose signature text is empty (all template) are left out:
+    such a page is alone in its group only because it has no text of its own, which says
+    nothing about its URL (URL rules learn from the others; see :mod:`warcdeboil.urlrules`).
 
     ``work_dir`` is the run's work directory (``clean --work-dir``) after the stage ran (any
     ``--dedup`` but ``off``). Every HTML page the run indexed is there once, singletons included
@@ -205,6 +210,8 @@ def iter_url_groups(work_dir: Path) -> Iterator[tuple[str, str, int]]:
     spill = SortedSpill(work, run_items=STAGE_RUN_ITEMS, prefix="urlgroups")
     try:
         for page in range(signatures.size):
+            if evidence_only and not signatures.meta(page)["has_text"]:
+                continue
             strings = signatures.strings(page)
             site = strings.site.encode("utf-8", "surrogatepass")
             url = strings.url.encode("utf-8", "surrogatepass")

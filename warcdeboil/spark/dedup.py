@@ -20,6 +20,7 @@ kept pages and similarities are the local engine's.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -32,8 +33,10 @@ from ..dedup.text import lead_digest, signature_text
 from ..duplicates import Kind, Verdict
 from ..pagestore import entry_from_bytes
 from ..profiles import ProfileRow, profile_from_row
+from ..sitekey import SiteKeyer, SiteKeyMode
+from ..urlrules import UrlRules
 
-__all__ = ["find_duplicates", "page_key", "sign_row"]
+__all__ = ["find_duplicates", "learn_rules", "page_key", "sign_row"]
 
 _ORDINAL_BITS = 40
 SignedRow = tuple[Any, ...]
@@ -94,11 +97,12 @@ def _confirmed(item: tuple[int, tuple[tuple[int, SignedRow], tuple[Any, ...]]]) 
 
 
 def find_duplicates(
-    signed: Any, partitions: int,
+    signed: Any, partitions: int, groups_out: dict[int, int] | None = None,
 ) -> tuple[dict[str, int], dict[int, list[Verdict]]]:
     """The groups of the signed pages (an RDD of :func:`sign_row` rows, persisted by the
     caller): what the stage found (as :class:`~warcdeboil.dedup.stage.DedupCounts` says it),
-    and each file's verdicts in ordinal order."""
+    and each file's verdicts in ordinal order. ``groups_out`` gets each duplicate page's group
+    id (its group's first page, as the local stage numbers groups; a page not in it is alone)."""
     with_digest = signed.filter(lambda row: bool(row[1][6])).map(lambda row: (row[1][6], row[0]))
     exact = with_digest.groupByKey(partitions).flatMap(_exact_pairs)
     candidates = signed.flatMap(_buckets).groupByKey(partitions).flatMap(_pairs).distinct(
@@ -128,6 +132,9 @@ def find_duplicates(
               "candidates": int(candidates.count()), "confirmed": int(confirmed.count())}
     verdicts: dict[int, list[Verdict]] = {}
     for group_members in groups.values():
+        if groups_out is not None:
+            first = members[min(group_members)]
+            groups_out.update((members[i], first) for i in group_members)
         group = choose_keeper(group_members, copy_of)
         counts["groups"] += 1
         keep = rows[members[group.keep]]
@@ -147,3 +154,35 @@ def find_duplicates(
     for found in verdicts.values():
         found.sort(key=lambda verdict: verdict.ordinal)
     return counts, verdicts
+
+
+def learn_rules(context: Any, signed: Any, groups: dict[int, int], site_key: SiteKeyMode,
+                partitions: int) -> UrlRules:
+    """URL rules from the signed pages and their groups (:func:`find_duplicates`'s
+    ``groups_out``), as the local run learns them (:mod:`warcdeboil.urlrules.run`): each
+    site's pages with text, shuffled to one task that learns the site from them in URL, then
+    page order; the sites' evidence comes back to the driver, which decides over the run."""
+    shared = context.broadcast(groups)
+    observations = signed.flatMap(partial(_observation, site_key, shared))
+    states = observations.groupByKey(partitions).map(partial(_learn_site, site_key)).collect()
+    shared.unpersist()
+    rules = UrlRules(site_key=site_key)
+    for state in sorted(states, key=lambda state: state.name):
+        rules.add_learned_site(state)
+    rules.decide()
+    return rules
+
+
+def _observation(site_key: SiteKeyMode, groups: Any, row: SignedRow
+                 ) -> Iterator[tuple[str, tuple[str, int, int]]]:
+    page, (url, *_, has_text, _digest, _signature, _lead) = row
+    site = SiteKeyer(site_key)(url)
+    if has_text and site:  # a page with no text of its own is no evidence
+        yield site, (url, page, groups.value.get(page, page))
+
+
+def _learn_site(site_key: SiteKeyMode, item: tuple[str, Iterable[tuple[str, int, int]]]) -> Any:
+    site, rows = item
+    rules = UrlRules(site_key=site_key)
+    rules.learn_site(site, ((url, group) for url, _, group in sorted(rows)))
+    return rules.learned_site(site)

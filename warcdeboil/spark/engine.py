@@ -24,6 +24,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,6 +38,7 @@ from ..plan import check_writable, holds_input
 from ..remote import discover, exists, filesystem, is_remote, local_path, under
 from ..selection import SiteFilter, index_kind, read_selection, selected_files
 from ..tally import Tally
+from ..urlrules.run import check_rules_path, rules_counts, write_rules
 from .progress import Counts, StageMonitor
 from .session import build_session
 from .tasks import (
@@ -102,12 +104,12 @@ def run_spark(
     options = options or Options()
     if select is None:  # the plan, before a session is built: see warcdeboil.plan
         files = input_files(None, inputs, None, output)
-        check_output(output, files)
+        check_output(output, files, options)
     spark = session if session is not None else build_session(master, conf or {})
     try:
         if select is not None:
             files = input_files(spark, inputs, select, output)
-            check_output(output, files)
+            check_output(output, files, options)
         done = frozenset(f.file_id for f in files if exists(output_location(output, f, options))
                          ) if resume else frozenset()
         if len(done) == len(files) and files:
@@ -189,9 +191,14 @@ def _run(
         settings = TaskSettings(options, output)
     todo = inputs.filter(lambda file: file.file_id not in done) if done else inputs
     jobs = todo.keyBy(_file_id).leftOuterJoin(needed, max(1, len(files) - len(done)))
-    if options.effective_dedup is not DedupMode.OFF:
-        verdicts = _duplicates(context, monitor, scanned, fitted, partitions, summary)
-        jobs = jobs.leftOuterJoin(verdicts, max(1, len(files) - len(done))).map(_with_verdicts)
+    if options.dedup_stage:
+        verdicts, rules = _duplicates(context, monitor, scanned, fitted, partitions, summary,
+                                      options)
+        if options.effective_dedup is not DedupMode.OFF:
+            jobs = jobs.leftOuterJoin(verdicts, max(1, len(files) - len(done))).map(
+                _with_verdicts)
+            if rules is not None:  # pass 2's JSONL gives each page's url_canonical
+                settings = replace(settings, url_rules=context.broadcast(rules))
     write_counts = Counts(context)
     size = sum(input_bytes(f.location, f.spans) for f in files if f.file_id not in done)
     written = jobs.flatMap(partial(apply_task, settings, count=write_counts.add)).persist(
@@ -211,20 +218,30 @@ def _run(
 
 
 def _duplicates(context: Any, monitor: StageMonitor, scanned: Any, fitted: Any,
-                partitions: int, summary: RunSummary) -> Any:
-    """The duplicate stage (:mod:`.dedup`): its counts into ``summary``, and an RDD of
-    (file_id, verdicts) for pass 2's join."""
+                partitions: int, summary: RunSummary, options: Options) -> tuple[Any, str | None]:
+    """The duplicate stage (:mod:`.dedup`): its counts into ``summary``, an RDD of
+    (file_id, verdicts) for pass 2's join, and with --url-rules the rules learned from its
+    groups (their JSON text, also written to the file, and counted in ``summary``)."""
     from pyspark import StorageLevel
 
-    from .dedup import find_duplicates, sign_row
+    from .dedup import find_duplicates, learn_rules, sign_row
 
     pages = scanned.filter(is_page).map(site_page)
     signed = pages.leftOuterJoin(fitted, partitions).map(sign_row).persist(
         StorageLevel.MEMORY_AND_DISK)
+    groups: dict[int, int] = {}
     with monitor.stage("dedup", partitions):
-        summary.dedup, verdicts = _action(lambda: find_duplicates(signed, partitions))
+        summary.dedup, verdicts = _action(lambda: find_duplicates(signed, partitions, groups))
+        text = None
+        if options.url_rules is not None:
+            rules = _action(lambda: learn_rules(context, signed, groups, options.site_key,
+                                                partitions))
+            text = rules.dumps()
+            write_rules(text, options.url_rules)
+            summary.url_rules = {"path": os.fspath(options.url_rules), **rules_counts(rules)}
     signed.unpersist()
-    return context.parallelize(sorted(verdicts.items()), max(1, min(len(verdicts), partitions)))
+    return context.parallelize(sorted(verdicts.items()),
+                               max(1, min(len(verdicts), partitions))), text
 
 
 def _with_verdicts(item: tuple[int, tuple[tuple[Any, Any], Any]]) -> tuple[int, tuple[Any, ...]]:
@@ -244,9 +261,18 @@ def relinked(written: Any, partitions: int) -> int:
     return int(per_output.map(relink_output).sum())
 
 
-def check_output(output: str, files: Sequence[InputFile]) -> None:
+def check_output(output: str, files: Sequence[InputFile], options: Options | None = None
+                 ) -> None:
     """Refuse, in one line, an output directory that is or holds an input, one that cannot be
-    written (a local one), or a URL no filesystem is installed for."""
+    written (a local one), or a URL no filesystem is installed for; and a --url-rules file
+    that would overwrite an input, an output or a file the run writes."""
+    if options is not None and options.url_rules is not None:
+        remote = is_remote(output)
+        check_rules_path(
+            options.url_rules,
+            [local_path(f.location) for f in files if not is_remote(f.location)],
+            [] if remote else [local_path(output_location(output, f, options)) for f in files],
+            None if remote else local_path(output))
     if is_remote(output):
         filesystem(output)
         return

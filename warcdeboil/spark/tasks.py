@@ -95,6 +95,7 @@ class TaskSettings:
 
     options: Options
     output: str  # the output directory: local path or URL
+    url_rules: Any = None  # --url-rules: a broadcast of the rules' JSON, for url_canonical
 
 
 # -- pass 1 ----------------------------------------------------------------------------------
@@ -237,13 +238,16 @@ def apply_task(
     file, rows, *found = item[1]
     with tempfile.TemporaryDirectory(prefix="warcdeboil-links-") as tmp:
         links = Path(tmp) / "links" if settings.options.format is OutputFormat.WARC else None
-        verdicts = None
+        verdicts = rules = None
         if found:  # the file's side file, as the local stage writes it
             verdicts = Path(tmp) / "verdicts.dups"
             with VerdictWriter(verdicts) as writer:
                 for verdict in found[0] or ():
                     writer.add(verdict)
-        tally, name = _apply(settings, file, rows, links, verdicts)
+            if settings.url_rules is not None:  # the run's rules, as a local worker reads them
+                rules = Path(tmp) / "urlrules.json"
+                rules.write_text(settings.url_rules.value, encoding="utf-8")
+        tally, name = _apply(settings, file, rows, links, verdicts, rules)
         if count is not None:
             file = item[1][0]
             count(tally.records or tally.cleaned, input_bytes(file.location, file.spans))
@@ -333,7 +337,7 @@ def _output_name(file: InputFile, options: Options) -> tuple[str, Codec]:
 
 def _apply(
     settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None,
-    links: Path | None, verdicts: Path | None = None,
+    links: Path | None, verdicts: Path | None = None, rules: Path | None = None,
 ) -> tuple[Tally, str]:
     from .lm import executor_settings
 
@@ -351,6 +355,7 @@ def _apply(
         lm=executor_settings(options.lm),
         verdicts=str(verdicts) if verdicts is not None else None,
         dedup=options.effective_dedup if verdicts is not None else DedupMode.OFF,
+        url_rules=str(rules) if rules is not None else None,
     )
     if not is_remote(settings.output):
         return apply_file(replace(job, output=local_path(target)), profiles=profiles.get), name

@@ -192,6 +192,17 @@ class UrlRules:
         self._sites[site] = _Site(site, evidence.urls, evidence.unstable, _pruned(hypotheses),
                                   forms)
 
+    def learned_site(self, site: str) -> _Site:
+        """What :meth:`learn_site` kept of ``site`` (picklable): a process that learned one
+        site hands it to the one that decides (:meth:`add_learned_site`; the Spark engine)."""
+        return self._sites[site]
+
+    def add_learned_site(self, state: _Site) -> None:
+        """A site learned elsewhere (:meth:`learned_site`); decisions wait for :meth:`decide`."""
+        if state.name in self._sites:
+            raise ConfigError(f"URL rules: site {state.name!r} learned twice")
+        self._sites[state.name] = state
+
     def decide(self) -> None:
         """Make the decisions from the evidence counted so far (``learn`` calls it)."""
         self._decide()
@@ -346,8 +357,11 @@ class UrlRules:
 
     def save(self, path: str | Path) -> None:
         """Write the rules as JSON (one entry per site, hypotheses with their counts)."""
-        text = json.dumps(self.to_json(), indent=1, ensure_ascii=False)
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        Path(path).write_text(self.dumps(), encoding="utf-8")
+
+    def dumps(self) -> str:
+        """The text :meth:`save` writes."""
+        return json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n"
 
     @classmethod
     def load(cls, path: str | Path) -> UrlRules:
