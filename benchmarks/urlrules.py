@@ -278,6 +278,16 @@ def scale(pages: int) -> dict[str, float]:
             "hypotheses_kept": len(list(rules.rules("big.example")))}
 
 
+def score_file(crawl_dir: Path, path: Path) -> dict[str, Any]:
+    """Components found and relevant parameters called irrelevant by the rules of a run."""
+    _, rows = load(crawl_dir)
+    irrelevant, relevant, _ = labels(rows)
+    rules = UrlRules.load(path)
+    sites = {site for site, _ in irrelevant} | {site for site, _ in relevant}
+    return score_components(called_ours(rules, sites), irrelevant, relevant,
+                            site_params(row["url"] for row in rows))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("crawl", type=Path, help="the directory make_dup_crawl.py wrote")
@@ -285,9 +295,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--save-rules", type=Path, help="write the rules learned from the truth")
     parser.add_argument("--scale", type=int, metavar="PAGES",
                         help="instead: learn one synthetic site of PAGES articles, print the cost")
+    parser.add_argument("--score-rules", type=Path, metavar="RULES_JSON",
+                        help="instead: score a rules file a run wrote (warcdeboil clean CRAWL "
+                             "--url-rules RULES_JSON) against the crawl's truth")
     args = parser.parse_args(argv)
     if args.scale:
         print(json.dumps(scale(args.scale)))
+        return
+    if args.score_rules:
+        print(json.dumps(score_file(args.crawl, args.score_rules), indent=1))
         return
     results = evaluate(args.crawl, args.save_rules)
     for name, r in results.items():
