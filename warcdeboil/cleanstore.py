@@ -14,13 +14,13 @@ import json
 import struct
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
 
 import zstandard
 
 from .content import Block, Extraction
 from .dom import CleanText
 from .errors import WorkDirError
+from .sidefile import SideFileWriter
 
 __all__ = ["Cleaned", "CleanedStoreWriter", "iter_cleaned_store"]
 
@@ -54,29 +54,16 @@ def _decode(raw: bytes) -> Cleaned:
     return ordinal, url, CleanText(text, removed, slots), content, removed_blocks, language
 
 
-class CleanedStoreWriter:
+class CleanedStoreWriter(SideFileWriter):
     """Appends cleaned pages to one input file's store (a context manager, atomic)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._path = path
-        self._tmp = path.with_name(path.name + ".tmp")
-        self._fh: BinaryIO = open(self._tmp, "wb")  # noqa: SIM115 - closed in __exit__
+        super().__init__(path)
         self._compressor = zstandard.ZstdCompressor(level=1)
 
     def add(self, cleaned: Cleaned) -> None:
         blob = self._compressor.compress(_encode(cleaned))
         self._fh.write(_FRAME.pack(len(blob)) + blob)
-
-    def __enter__(self) -> CleanedStoreWriter:
-        return self
-
-    def __exit__(self, exc_type: object, *_: Any) -> None:
-        self._fh.close()
-        if exc_type is None:
-            self._tmp.replace(self._path)
-        else:
-            self._tmp.unlink(missing_ok=True)
 
 
 def iter_cleaned_store(path: Path) -> Iterator[Cleaned]:

@@ -27,9 +27,9 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from .errors import WorkDirError
+from .sidefile import SideFileWriter
 from .sitekey import SiteKeyMode
 
 __all__ = ["DEDUP_FORMAT", "DedupMode", "Kind", "SignJob", "Verdict", "VerdictReader",
@@ -110,14 +110,11 @@ class SignJob:
     site_key: SiteKeyMode
 
 
-class VerdictWriter:
+class VerdictWriter(SideFileWriter):
     """Writes one input's side file, verdicts in ordinal order (atomic, a context manager)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._path = path
-        self._tmp = path.with_name(path.name + ".tmp")
-        self._fh: BinaryIO = open(self._tmp, "wb")  # noqa: SIM115 - closed in __exit__
+        super().__init__(path)
 
     def add(self, verdict: Verdict) -> None:
         strings = [s.encode("utf-8", "surrogatepass")
@@ -125,16 +122,6 @@ class VerdictWriter:
         self._fh.write(_HEAD.pack(verdict.ordinal, verdict.group_size, int(verdict.kind),
                                   verdict.similarity, *map(len, strings)))
         self._fh.write(b"".join(strings))
-
-    def __enter__(self) -> VerdictWriter:
-        return self
-
-    def __exit__(self, exc_type: object, *_: object) -> None:
-        self._fh.close()
-        if exc_type is None:
-            self._tmp.replace(self._path)
-        else:
-            self._tmp.unlink(missing_ok=True)
 
 
 def iter_verdicts(path: Path) -> Iterator[Verdict]:

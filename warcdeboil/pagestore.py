@@ -14,12 +14,12 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import zstandard
 
 from .dom import NO_META, PageMeta, PageText
 from .errors import WorkDirError
+from .sidefile import SideFileWriter
 
 __all__ = ["PAGE_STORE_FORMAT", "PageEntry", "PageStoreWriter", "entry_from_bytes",
            "entry_to_bytes", "iter_page_store", "page_store_path"]
@@ -122,14 +122,11 @@ def entry_from_bytes(blob: bytes, where: str = "a page row") -> PageEntry:
     return _decode(blob, Path(where), zstandard.ZstdDecompressor())
 
 
-class PageStoreWriter:
+class PageStoreWriter(SideFileWriter):
     """Appends page entries to one input file's store (a context manager, atomic)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._path = path
-        self._tmp = path.with_name(path.name + ".tmp")
-        self._fh: BinaryIO = open(self._tmp, "wb")  # noqa: SIM115 - closed in __exit__
+        super().__init__(path)
         # One (de)compressor a store: a new one a page cost more than its page (16 us vs 7 us).
         self._compressor = zstandard.ZstdCompressor(level=_LEVEL)
 
@@ -137,16 +134,6 @@ class PageStoreWriter:
         blob = _encode(entry, self._compressor)
         self._fh.write(_FRAME.pack(len(blob)))
         self._fh.write(blob)
-
-    def __enter__(self) -> PageStoreWriter:
-        return self
-
-    def __exit__(self, exc_type: object, *_: object) -> None:
-        self._fh.close()
-        if exc_type is None:
-            self._tmp.replace(self._path)
-        else:
-            self._tmp.unlink(missing_ok=True)
 
 
 def iter_page_store(path: Path) -> Iterator[PageEntry]:
