@@ -352,8 +352,10 @@ def _dedup_done(
         else:
             tally.dropped_duplicate_near += 1
         return True
-    if (dedup is DedupMode.REVISIT and exact and record is not None and page is not None
-            and page.response is not None and entry.digest):
+    # Options accept revisit for WARC output only: its sink is the one that writes records.
+    if (dedup is DedupMode.REVISIT and exact and isinstance(sink, _WarcSink)
+            and record is not None and page is not None and page.response is not None
+            and entry.digest):
         tally.cleaned += 1
         tally.html_bytes_before += entry.html_bytes_before
         tally.revisits_written += 1
@@ -456,11 +458,6 @@ class _Sink(ABC):
 
     def repaired(self, record: WarcRecord) -> None:
         """A record read only in part (cut short, or with a wrong Content-Length)."""
-
-    def revisit(self, record: WarcRecord, page: HtmlPage, entry: PageEntry,
-                verdict: Verdict) -> None:
-        """An exact duplicate written as a revisit of its group's kept page (WARC only)."""
-        raise NotImplementedError("only WARC output writes revisit records")
 
     @abstractmethod
     def page(
@@ -660,6 +657,7 @@ class _WarcSink(_Sink):
 
     def revisit(self, record: WarcRecord, page: HtmlPage, entry: PageEntry,
                 verdict: Verdict) -> None:
+        """An exact duplicate written as a revisit of its group's kept page."""
         assert page.response is not None
         head = record.block_head(record.block_size - len(page.response.body))
         headers = revisit_of_copy(record.headers, head, entry.digest, verdict.keep_url,
