@@ -1,11 +1,17 @@
-"""Shared test helpers: paths to ../shared and a builder for small synthetic archives."""
+"""Shared test helpers: paths to ../shared, a builder for small synthetic archives, a loader
+for the project's scripts and benchmarks, and a reader of JSONL outputs."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import importlib.util
+import json
+import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -15,6 +21,25 @@ from warcdeboil.writer import WarcWriter, rebuild_record
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 FIXTURES = ROOT / "fixtures"
+
+
+def load_script(name: str, path: Path) -> ModuleType:
+    """A script or benchmark of the project (not a package) imported as module ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def jsonl_pages(directory: Path) -> list[dict]:
+    """Every line of the ``*.jsonl.gz`` outputs of a directory, files in name order."""
+    lines = []
+    for path in sorted(directory.glob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            lines += [json.loads(line) for line in fh]
+    return lines
 
 
 def shared_file(*parts: str) -> Path:

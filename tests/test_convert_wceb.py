@@ -5,27 +5,14 @@ project, is measured by benchmarks/pagetypes.py: benchmarks/results/quality-2026
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
-from conftest import ROOT
+from conftest import ROOT, load_script
 
 from warcdeboil.evaluate import load_gold
 from warcdeboil.pages import html_page
 from warcdeboil.reader import iter_records
-
-
-def _converter() -> ModuleType:
-    path = ROOT / "scripts" / "convert_wceb.py"
-    spec = importlib.util.spec_from_file_location("convert_wceb", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _page(source: Path, page_id: str, url: str, page_type: str, html: str, gold: str) -> None:
@@ -47,7 +34,7 @@ def test_checkout_becomes_archive_and_gold(tmp_path: Path) -> None:
           "<html><body><p>Second copy.</p></body></html>", "Second copy.")
     _page(source, "0003", "https://b.example/x", "product", "<p>Lost</p>", "no html for it")
     (source / "release" / "html" / "0003.html.gz").unlink()  # a page without its HTML is left out
-    converter = _converter()
+    converter = load_script("convert_wceb", ROOT / "scripts" / "convert_wceb.py")
     out = tmp_path / "out"
     converter.main([str(source), "--out", str(out)])
     first = (out / "wceb.warc.gz").read_bytes(), (out / "wceb.gold.jsonl.gz").read_bytes()

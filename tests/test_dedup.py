@@ -4,7 +4,6 @@ keep rule, the exact path, unspaced scripts on real pages, and the generated eva
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import itertools
 import os
 import subprocess
@@ -14,7 +13,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from conftest import ROOT, shared_file
+from conftest import ROOT, load_script, shared_file
 
 from warcdeboil.dedup import (
     BANDS,
@@ -270,20 +269,12 @@ def test_duplicate_groups_end_to_end(tmp_path: Path) -> None:
 
 # --- the generated evaluation crawl --------------------------------------------------------
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.mark.slow
 def test_generated_crawl_truth_is_what_the_benchmark_reads(tmp_path: Path) -> None:
     archive = shared_file("eval", "dragnet.warc.gz")
-    generator = _load("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
-    benchmark = _load("dedup_benchmark", ROOT / "benchmarks" / "dedup.py")
+    generator = load_script("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
+    benchmark = load_script("dedup_benchmark", ROOT / "benchmarks" / "dedup.py")
     generator.main([str(archive), "--out", str(tmp_path)])
     first = (tmp_path / "dup-crawl.warc.gz").read_bytes()
     generator.main([str(archive), "--out", str(tmp_path)])
@@ -436,7 +427,7 @@ def _dragnet_originals(generator: ModuleType) -> dict[str, list[object]]:
 def _groups_of(pages: list[tuple[str, str]], tmp_path: Path) -> list[set[str]]:
     """The duplicate groups of ``pages`` (url, html) as sets of URLs, by the benchmark's path:
     the Deboiler fitted on the pages themselves, dedup.signature_text, duplicate_groups."""
-    benchmark = _load("dedup_benchmark", ROOT / "benchmarks" / "dedup.py")
+    benchmark = load_script("dedup_benchmark", ROOT / "benchmarks" / "dedup.py")
     texts = benchmark.signature_texts(pages)
     items = [PageText(i, url, texts[i]) for i, (url, _) in enumerate(pages)]
     groups = duplicate_groups(items, tmp_path)
@@ -448,7 +439,7 @@ def test_print_copy_of_a_real_page_is_found_and_its_page_two_is_not(tmp_path: Pa
     """CNN's article keeps a photo gallery's captions, four times its article: its print copy
     (the article alone) has J 0.26 with it, found by the lead rule; page 2 of a long CNN
     article (its second half, contained whole) is not joined to it, nor are distinct pages."""
-    generator = _load("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
+    generator = load_script("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
     site = _dragnet_originals(generator)["cnn.com"]
     article = next(p for p in site if p.url.endswith("/romney-sidebar/index.html"))
     long = next(p for p in site if len(p.paragraphs) >= 6 and len(p.gold.split()) >= 300)
@@ -465,7 +456,7 @@ def test_article_in_a_blogger_post_slot_keeps_its_signature(tmp_path: Path) -> N
     """A zephoria article syndicated into a Blogger page's post: the post is a template slot,
     and the page's longest block is in the sidebar, itself template; the signature text keeps
     the article, and the copy is found."""
-    generator = _load("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
+    generator = load_script("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
     originals = _dragnet_originals(generator)
     story = next(p for p in originals["zephoria.org"] if "parenting" in p.url)
     blog = originals["10qdetective.blogspot.com"]
@@ -474,7 +465,7 @@ def test_article_in_a_blogger_post_slot_keeps_its_signature(tmp_path: Path) -> N
     assert body is not None
     copy_url = "http://10qdetective.blogspot.com/syndicated/1"
     pages = [(p.url, p.html) for p in blog] + [(copy_url, body)]
-    benchmark = _load("dedup_benchmark", ROOT / "benchmarks" / "dedup.py")
+    benchmark = load_script("dedup_benchmark", ROOT / "benchmarks" / "dedup.py")
     texts = dict(zip([u for u, _ in pages], benchmark.signature_texts(pages), strict=True))
     assert story.paragraphs[2][:60] in texts[copy_url]
     home = [(p.url, p.html) for p in originals["zephoria.org"]]
@@ -482,7 +473,7 @@ def test_article_in_a_blogger_post_slot_keeps_its_signature(tmp_path: Path) -> N
 
 
 def test_generator_article_paragraphs_once_and_without_comments() -> None:
-    generator = _load("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
+    generator = load_script("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
     gold = ("Headline\nFirst paragraph.\nSecond paragraph.\nFirst paragraph.\n\n"
             "!@#$%^&*() COMMENTS\n\nA reader wrote this.")
     page = generator.Original("http://a.com/x", "a.com", "<html></html>", gold)
@@ -518,7 +509,7 @@ def test_a_real_page_with_274_comments_is_signed_by_its_article(tmp_path: Path) 
     """fourhourworkweek.com keeps 274 comments below the article, 95 % of the text the template
     removal leaves: its signature is the article's, and another article put into the same
     page (a syndicated copy keeping the host page's comments) is not taken for it."""
-    generator = _load("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
+    generator = load_script("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
     originals = _dragnet_originals(generator)
     site = originals["fourhourworkweek.com"]
     host = next(p for p in site if "birthday-present" in p.url)

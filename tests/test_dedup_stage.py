@@ -7,7 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ArchiveBuilder, http_response, site_pages, warc_record, warcio_check
+from conftest import (
+    ArchiveBuilder,
+    http_response,
+    jsonl_pages,
+    site_pages,
+    warc_record,
+    warcio_check,
+)
 from typer.testing import CliRunner
 
 from warcdeboil.apply import OutputFormat
@@ -65,14 +72,6 @@ def dup_crawl(tmp_path: Path, write_archive: ArchiveBuilder) -> Path:
     return src
 
 
-def _jsonl(directory: Path) -> list[dict]:
-    lines = []
-    for path in sorted(directory.glob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            lines += [json.loads(line) for line in fh]
-    return lines
-
-
 def test_groups_and_kept_pages_across_sites_and_files(dup_crawl: Path, tmp_path: Path) -> None:
     work = tmp_path / "work"
     summary = clean([dup_crawl], tmp_path / "out", Options(workers=2, format=OutputFormat.JSONL),
@@ -94,7 +93,7 @@ def test_groups_and_kept_pages_across_sites_and_files(dup_crawl: Path, tmp_path:
 
 def test_jsonl_says_each_pages_group(dup_crawl: Path, tmp_path: Path) -> None:
     clean([dup_crawl], tmp_path / "out", Options(workers=1, format=OutputFormat.JSONL))
-    pages = {page["url"]: page for page in _jsonl(tmp_path / "out")}
+    pages = {page["url"]: page for page in jsonl_pages(tmp_path / "out")}
     assert len(pages) == 11
     fields = {url: tuple(page[k] for k in DUPLICATE_KEYS) for url, page in pages.items()}
     assert fields[ORIGINAL] == (None, 2, None, None)  # the copy captured first is kept
@@ -119,7 +118,7 @@ def test_drop_leaves_duplicates_out_and_counts_them(dup_crawl: Path, tmp_path: P
         urls = [r.target_uri for path in sorted((tmp_path / "out").glob("*.wet.gz"))
                 for r in iter_records(path) if r.rec_type == "conversion"]
     else:
-        written = _jsonl(tmp_path / "out")
+        written = jsonl_pages(tmp_path / "out")
         urls = [page["url"] for page in written]
         assert all(page["duplicate_of"] is None for page in written)
     assert len(urls) == 9 and COPY not in urls and MIRROR not in urls
@@ -229,7 +228,7 @@ def test_stale_verdicts_are_redone(dup_crawl: Path, tmp_path: Path) -> None:
     (first / "a.warc.gz").write_bytes((dup_crawl / "a.warc.gz").read_bytes())
     options = Options(workers=1, format=OutputFormat.JSONL)
     clean([first], tmp_path / "o1", options, work_dir=work, resume=True)
-    assert {p["url"]: p["duplicate_group_size"] for p in _jsonl(tmp_path / "o1")}[
+    assert {p["url"]: p["duplicate_group_size"] for p in jsonl_pages(tmp_path / "o1")}[
         SYNDICATED] == 1
     key = json.loads((work / "dedup" / "dedup.json").read_text())["key"]
     again = clean([first], tmp_path / "o1b", options, work_dir=work, resume=True)
@@ -238,7 +237,7 @@ def test_stale_verdicts_are_redone(dup_crawl: Path, tmp_path: Path) -> None:
                            "confirmed": 0}
     clean([dup_crawl], tmp_path / "o2", options, work_dir=work, resume=True)
     assert json.loads((work / "dedup" / "dedup.json").read_text())["key"] != key
-    pages = {p["url"]: p for p in _jsonl(tmp_path / "o2")}
+    pages = {p["url"]: p for p in jsonl_pages(tmp_path / "o2")}
     assert pages[SYNDICATED]["duplicate_group_size"] == 2
     assert pages[MIRROR]["duplicate_of"] == SYNDICATED
 
@@ -258,7 +257,7 @@ def test_spark_finds_the_local_groups(spark, dup_crawl: Path, tmp_path: Path,
         k: local.dedup[k] for k in ("pages", "groups", "exact", "near")}
     for name in ("a.jsonl.gz", "b.jsonl.gz"):
         assert (tmp_path / "spark" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
-    marked = {p["url"]: p["duplicate_of"] for p in _jsonl(tmp_path / "spark")}
+    marked = {p["url"]: p["duplicate_of"] for p in jsonl_pages(tmp_path / "spark")}
     if mode is DedupMode.MARK:
         assert marked[COPY] == ORIGINAL and marked[MIRROR] == SYNDICATED
     else:

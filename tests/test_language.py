@@ -4,14 +4,12 @@ header and JSONL fields, and accuracy floors on the pages of ../shared whose lan
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import ROOT, ArchiveBuilder, http_response, shared_file, warc_record
+from conftest import ROOT, ArchiveBuilder, http_response, load_script, shared_file, warc_record
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -143,13 +141,7 @@ def test_wet_records_name_the_language(tmp_path: Path, write_archive: ArchiveBui
 
 
 def _benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("language_benchmark",
-                                                  ROOT / "benchmarks" / "language.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("language_benchmark", ROOT / "benchmarks" / "language.py")
 
 
 def test_accuracy_on_the_gold_texts_of_shared() -> None:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import shared_file
+from conftest import jsonl_pages, shared_file
 from typer.testing import CliRunner
 
 from warcdeboil.cli import app
@@ -41,12 +41,6 @@ def _clean(archive: Path, out: Path, *options: str) -> dict:
     return json.loads(result.stdout)
 
 
-def _jsonl(out: Path) -> list[dict]:
-    (path,) = out.glob("*.jsonl.gz")
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh]
-
-
 def _spoken(line: str) -> bool:
     return bool(line.strip())
 
@@ -57,7 +51,7 @@ def test_jsonl_perplexity_is_the_models_score_of_the_text(
     _clean(archive, tmp_path / "out", "-f", "markdown", "--lm", str(model_path),
            "--line-perplexity")
     model = LanguageModel.load(model_path)
-    pages = _jsonl(tmp_path / "out")
+    pages = jsonl_pages(tmp_path / "out")
     assert len(pages) == 71
     scored = 0
     for page in pages:
@@ -75,7 +69,7 @@ def test_jsonl_perplexity_is_the_models_score_of_the_text(
     assert scored > 60
     # Without --lm the field is there, null.
     _clean(archive, tmp_path / "plain", "-f", "jsonl")
-    plain = _jsonl(tmp_path / "plain")
+    plain = jsonl_pages(tmp_path / "plain")
     assert [p["perplexity"] for p in plain] == [None] * 71
     assert "line_perplexities" not in plain[0]
     assert [p["text"] for p in plain] == [p["text"] for p in pages]
@@ -112,7 +106,7 @@ def test_filters_drop_exactly_what_is_above_the_limits(
     limits = ["--max-line-perplexity", str(max_line), "--max-page-perplexity", str(max_page)]
     summary = _clean(archive, tmp_path / "md", "-f", "markdown", "--lm", str(model_path),
                      *limits)
-    pages = _jsonl(tmp_path / "md")
+    pages = jsonl_pages(tmp_path / "md")
     assert {p["url"] for p in pages} == expected_pages
     for page in pages:
         assert page["text"] == expected_text[page["url"]]
@@ -147,7 +141,7 @@ def test_filters_drop_exactly_what_is_above_the_limits(
 
 def _jsonl_of(archive: Path, out: Path, model_path: Path) -> list[dict]:
     _clean(archive, out, "-f", "markdown", "--lm", str(model_path), "--line-perplexity")
-    return _jsonl(out)
+    return jsonl_pages(out)
 
 
 def test_apply_takes_the_model_too(model_path: Path, archive: Path, tmp_path: Path) -> None:
@@ -160,7 +154,7 @@ def test_apply_takes_the_model_too(model_path: Path, archive: Path, tmp_path: Pa
                                  "--lm", str(model_path), "--max-page-perplexity", "1"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
-    written = _jsonl(tmp_path / "out")
+    written = jsonl_pages(tmp_path / "out")
     assert all(p["perplexity"] is None for p in written)  # every scored page is above 1
     assert summary["pages_dropped_perplexity"] == 71 - len(written) > 60
 
@@ -209,7 +203,7 @@ def test_api_pages_carry_the_jsonl_perplexity(
     from warcdeboil.apply import Mode
 
     _clean(archive, tmp_path / "out", "-f", "jsonl", "--lm", str(model_path))
-    lines = _jsonl(tmp_path / "out")
+    lines = jsonl_pages(tmp_path / "out")
     model = LanguageModel.load(model_path)
     pages = Deboiler(mode=Mode.CONTENT, language_model=model).fit_transform(_pages([archive]))
     assert [p.url for p in pages] == [line["url"] for line in lines]

@@ -11,7 +11,7 @@ from pathlib import Path
 from statistics import median
 
 import pytest
-from conftest import ArchiveBuilder, http_response, warc_record
+from conftest import ArchiveBuilder, http_response, jsonl_pages, warc_record
 from typer.testing import CliRunner
 
 from warcdeboil.cli import app
@@ -76,17 +76,11 @@ def _clean(archive: Path, out: Path, *options: str) -> dict:
     return json.loads(result.stdout)
 
 
-def _jsonl(out: Path) -> list[dict]:
-    (path,) = out.glob("*.jsonl.gz")
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh]
-
-
 def test_auto_scores_each_page_with_its_language_model_of_the_other_half(
     two_languages: Path, tmp_path: Path
 ) -> None:
     summary = _clean(two_languages, tmp_path / "out", "--lm", "auto")
-    pages = _jsonl(tmp_path / "out")
+    pages = jsonl_pages(tmp_path / "out")
     assert summary["pages"] == len(pages) == 80
     assert {p["language"] for p in pages} == {"en", "de"}
     # The models, trained here from the run's own text (its pages in the input's order).
@@ -122,7 +116,7 @@ def test_a_page_is_not_scored_by_a_model_that_saw_it(two_languages: Path, tmp_pa
 
 def _jsonl_of(archive: Path, tmp_path: Path, *options: str) -> list[dict]:
     _clean(archive, tmp_path / "auto", "--lm", "auto", *options)
-    return _jsonl(tmp_path / "auto")
+    return jsonl_pages(tmp_path / "auto")
 
 
 def _assert_exact_buckets(pages: list[dict], languages: set[str]) -> None:
@@ -151,7 +145,7 @@ def test_buckets_with_a_given_model(two_languages: Path, tmp_path: Path) -> None
     model = tmp_path / "en.lm"
     LanguageModel.train([" ".join(_WORDS["en"].split()) + "."] * 5).save(model)
     _clean(two_languages, tmp_path / "out", "--lm", str(model), "--perplexity-buckets")
-    pages = _jsonl(tmp_path / "out")
+    pages = jsonl_pages(tmp_path / "out")
     _assert_exact_buckets(pages, {"en", "de"})
     loaded = LanguageModel.load(model)
     for page in pages:  # one model for every language; percentiles per language
@@ -164,7 +158,7 @@ def test_keep_buckets_drops_the_other_buckets_and_counts_them(
     every = _jsonl_of(two_languages, tmp_path / "all", "--perplexity-buckets")
     summary = _clean(two_languages, tmp_path / "kept", "--lm", "auto", "--keep-buckets",
                      "middle,head", "--perplexity-buckets")
-    kept = _jsonl(tmp_path / "kept")
+    kept = jsonl_pages(tmp_path / "kept")
     tail = [p for p in every if p["perplexity_bucket"] == "tail"]
     assert kept == [p for p in every if p["perplexity_bucket"] != "tail"]
     assert summary["pages_dropped_bucket"] == len(tail) == 80 - 2 * math.ceil(0.6 * 40)
@@ -173,7 +167,7 @@ def test_keep_buckets_drops_the_other_buckets_and_counts_them(
     assert summary["text_chars"] == sum(len(p["text"]) for p in kept)
     summary = _clean(two_languages, tmp_path / "head", "--lm", "auto", "--keep-buckets", "head")
     assert summary["pages_dropped_bucket"] == 80 - 2 * math.ceil(0.3 * 40)
-    assert {p["url"] for p in _jsonl(tmp_path / "head")} == {
+    assert {p["url"] for p in jsonl_pages(tmp_path / "head")} == {
         p["url"] for p in every if p["perplexity_bucket"] == "head"}
 
 
@@ -253,7 +247,7 @@ def test_pages_written_from_the_stage_are_those_pass_2_would_clean(
     _clean(two_languages, tmp_path / "plain", "-f", "markdown", "--mode", mode)
     summary = _clean(two_languages, tmp_path / "auto", "-f", "markdown", "--mode", mode,
                      "--lm", "auto", "--perplexity-buckets")
-    plain, scored = _jsonl(tmp_path / "plain"), _jsonl(tmp_path / "auto")
+    plain, scored = jsonl_pages(tmp_path / "plain"), jsonl_pages(tmp_path / "auto")
     assert any(p["perplexity"] is not None for p in scored)
     for page in scored:
         page.pop("perplexity_bucket")
@@ -276,7 +270,7 @@ def test_duplicates_dropped_before_the_stored_scores(tmp_path: Path,
     marked = _jsonl_of(archive, tmp_path / "mark", "--perplexity-buckets", "--dedup", "mark")
     summary = _clean(archive, tmp_path / "drop", "--lm", "auto", "--perplexity-buckets",
                      "--dedup", "drop")
-    dropped = _jsonl(tmp_path / "drop")
+    dropped = jsonl_pages(tmp_path / "drop")
     assert sum(summary["duplicates"]["dropped"].values()) == len(copies)
     assert dropped == [p for p in marked if p["duplicate_of"] is None]
     assert {p["url"] for p in dropped} == {url for url, _ in pages}

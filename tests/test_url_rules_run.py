@@ -3,12 +3,11 @@ and the Spark engine's same rules."""
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
 import pytest
-from conftest import ArchiveBuilder, http_response, site_pages, warc_record
+from conftest import ArchiveBuilder, http_response, jsonl_pages, site_pages, warc_record
 from typer.testing import CliRunner
 
 from warcdeboil.apply import OutputFormat
@@ -61,14 +60,6 @@ def rules_crawl(tmp_path: Path, write_archive: ArchiveBuilder) -> Path:
     return src
 
 
-def _jsonl(directory: Path) -> list[dict]:
-    lines = []
-    for path in sorted(directory.glob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            lines += [json.loads(line) for line in fh]
-    return lines
-
-
 def _irrelevant(data: dict, site: str) -> set[tuple[str, ...]]:
     return {(r["kind"], r.get("param", r.get("variant", ""))) for r in data["sites"][site]["rules"]
             if r["decision"] == "irrelevant"}
@@ -94,7 +85,7 @@ def test_rules_file_and_url_canonical(rules_crawl: Path, tmp_path: Path) -> None
         id_rules = [r for r in data["sites"][site]["rules"] if r.get("param") == "id"]
         assert id_rules and all(r["decision"] != "irrelevant" for r in id_rules)
         assert data["sites"][site]["urls"] == PAGES + COPIES
-    pages = _jsonl(tmp_path / "out")
+    pages = jsonl_pages(tmp_path / "out")
     assert len(pages) == len(SITES) * (PAGES + COPIES) + 2
     canonical = {p["url"]: p["url_canonical"] for p in pages}
     for host in SITES:
@@ -127,7 +118,7 @@ def test_warc_output_unchanged_by_url_rules(rules_crawl: Path, tmp_path: Path) -
 
 def test_without_url_rules_no_url_canonical(rules_crawl: Path, tmp_path: Path) -> None:
     clean([rules_crawl], tmp_path / "out", Options(workers=1, format=OutputFormat.JSONL))
-    assert all("url_canonical" not in page for page in _jsonl(tmp_path / "out"))
+    assert all("url_canonical" not in page for page in jsonl_pages(tmp_path / "out"))
 
 
 def test_refused_overwrites(rules_crawl: Path, tmp_path: Path) -> None:

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import sys
 from collections.abc import Hashable, Iterable
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from conftest import ROOT, shared_file
+from conftest import ROOT, load_script, shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -457,19 +455,10 @@ def test_beta_quantile_against_sampling() -> None:
 # -- the generated crawl ------------------------------------------------------------------------
 
 
-def _script(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.slow
 def test_rules_from_the_generated_crawl_find_every_variant(tmp_path: Path) -> None:
     archive = shared_file("eval", "dragnet.warc.gz")
-    generator = _script("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
+    generator = load_script("make_dup_crawl", ROOT / "scripts" / "make_dup_crawl.py")
     generator.main([str(archive), "--out", str(tmp_path / "plain")])
     generator.main([str(archive), "--out", str(tmp_path / "more"), "--more-variants"])
     plain = json.loads((tmp_path / "plain" / "truth.json").read_text(encoding="utf-8"))["pages"]
@@ -481,7 +470,7 @@ def test_rules_from_the_generated_crawl_find_every_variant(tmp_path: Path) -> No
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        bench = _script("urlrules_benchmark", ROOT / "benchmarks" / "urlrules.py")
+        bench = load_script("urlrules_benchmark", ROOT / "benchmarks" / "urlrules.py")
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
     rules = bench.learn([r["url"] for r in more], [r["group"] for r in more])
