@@ -181,6 +181,22 @@ def test_spark_learns_the_local_rules(spark, rules_crawl: Path, tmp_path: Path) 
 
 
 @pytest.mark.spark
+def test_spark_learns_the_local_rules_beside_warc_output(spark, rules_crawl: Path,
+                                                         tmp_path: Path) -> None:
+    """WARC output keeps --dedup off: the stage runs for the rules alone, on Spark too."""
+    from warcdeboil.spark import run_spark
+
+    local_rules, spark_rules = tmp_path / "local.json", tmp_path / "spark.json"
+    clean([rules_crawl], tmp_path / "local",
+          Options(workers=1, format=OutputFormat.WARC, url_rules=str(local_rules)))
+    run_spark([str(rules_crawl)], str(tmp_path / "spark"),
+              Options(workers=1, format=OutputFormat.WARC, url_rules=str(spark_rules)),
+              session=spark)
+    assert spark_rules.read_bytes() == local_rules.read_bytes()
+    assert ("param", "utm_source") in _irrelevant(json.loads(spark_rules.read_text()), SITES[1])
+
+
+@pytest.mark.spark
 def test_spark_refuses_overwriting_an_input(spark, rules_crawl: Path, tmp_path: Path) -> None:
     from warcdeboil.spark import run_spark
 

@@ -31,12 +31,14 @@ from ..dedup.minhash import MinHasher
 from ..dedup.shingles import shingle_hashes
 from ..dedup.text import lead_digest, signature_text
 from ..duplicates import Kind, Verdict
-from ..pagestore import entry_from_bytes
+from ..fit import SiteProfile
+from ..pagestore import PageEntry, entry_from_bytes
 from ..profiles import ProfileRow, profile_from_row
 from ..sitekey import SiteKeyer, SiteKeyMode
 from ..urlrules import UrlRules
 
-__all__ = ["find_duplicates", "learn_rules", "page_key", "sign_row"]
+__all__ = ["JoinedPage", "find_duplicates", "joined_page", "learn_rules", "page_file",
+           "page_key", "sign_row"]
 
 _ORDINAL_BITS = 40
 SignedRow = tuple[Any, ...]
@@ -51,15 +53,25 @@ def _ordinal(page: int) -> int:
     return page & ((1 << _ORDINAL_BITS) - 1)
 
 
-def _file(page: int) -> int:
+def page_file(page: int) -> int:
     return page >> _ORDINAL_BITS
 
 
-def sign_row(item: tuple[str, tuple[tuple[int, bytes], ProfileRow | None]]) -> SignedRow:
-    """A page (its site, key and encoded entry) with its site's profile row, signed."""
+JoinedPage = tuple[str, tuple[tuple[int, bytes], ProfileRow | None]]
+"""A page row of pass 1 (its site, key and encoded store entry) joined with its site's profile
+row (None: the site has no profile)."""
+
+
+def joined_page(item: JoinedPage) -> tuple[int, PageEntry, SiteProfile | None]:
+    """The page's key, its store entry and its site's profile."""
     site, ((page, blob), profile_row) = item
-    entry = entry_from_bytes(blob)
     profile = profile_from_row(profile_row) if profile_row is not None and site else None
+    return page, entry_from_bytes(blob), profile
+
+
+def sign_row(item: JoinedPage) -> SignedRow:
+    """A joined page, signed."""
+    page, entry, profile = joined_page(item)
     text = signature_text(entry.page, profile)
     shingles = shingle_hashes(text)
     signature = MinHasher().signature(shingles).astype("<u4").tobytes()
@@ -149,7 +161,7 @@ def find_duplicates(
             else:
                 kind, similarity = Kind.NEAR, _similarity(keep[7], row[7])
                 counts["near"] += 1
-            verdicts.setdefault(_file(page), []).append(Verdict(
+            verdicts.setdefault(page_file(page), []).append(Verdict(
                 _ordinal(page), len(group_members), kind, similarity, keep[0], keep[1], keep[2]))
     for found in verdicts.values():
         found.sort(key=lambda verdict: verdict.ordinal)

@@ -186,8 +186,8 @@ def _run(
         from .lm import run_models  # the run's models and percentiles, from every input
 
         models_dir = tempfile.mkdtemp(prefix="warcdeboil-lm-")
-        every = inputs.keyBy(_file_id).leftOuterJoin(needed, len(files))
-        options = run_models(spark, every, options, models_dir)
+        joined = scanned.filter(is_page).map(site_page).leftOuterJoin(fitted, partitions)
+        options = run_models(spark, joined, options, models_dir)
         settings = TaskSettings(options, output)
     todo = inputs.filter(lambda file: file.file_id not in done) if done else inputs
     jobs = todo.keyBy(_file_id).leftOuterJoin(needed, max(1, len(files) - len(done)))

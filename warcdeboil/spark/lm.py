@@ -1,8 +1,9 @@
 """The language-model stage on Spark (``--lm auto``, buckets): what :mod:`warcdeboil.lm_fit`
 does on one machine, between the fit and pass 2, with the same results.
 
-* A map over the input files (each joined with its sites' profiles, as pass 2 is) reads each
-  page again, cleans it as pass 2 will and emits ``((language, half, file, ordinal), text)``.
+* A map over pass 1's page rows (each joined with its site's profile, as the duplicate stage's
+  are: no page is parsed again) cleans each page as pass 2 will and emits
+  ``((language, half, file, ordinal), text)``.
 * ``--lm auto``: the rows of each language and half are shuffled into a partition of their own,
   sorted by file and ordinal (the local engine's order: the same models, byte for byte), and
   a task trains the model from them as they stream by. The models come back to the driver,
@@ -16,22 +17,17 @@ from __future__ import annotations
 import itertools
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..apply import clean_page
-from ..fit import SiteProfile
 from ..language import identify
 from ..lm_filter import LmSettings, PageScorer, url_half
 from ..lm_fit import MIN_TRAINING_CHARS, percentile_limits
 from ..pipeline import Options
-from ..profiles import ProfileRow, profile_from_row
-from ..scan import ScanSpec, scan_pages
-from ..sitekey import SiteKeyer
-from ..tally import Tally
-from .tasks import InputFile
+from .dedup import JoinedPage, joined_page, page_file
 
 __all__ = ["executor_settings", "run_models"]
 
@@ -39,22 +35,13 @@ TextRow = tuple[tuple[str, int, int, int], str]
 _BATCH_PAGES = 256
 
 
-def text_rows(options: Options, item: tuple[int, tuple[InputFile, Iterable[ProfileRow] | None]],
-              ) -> Iterator[TextRow]:
-    """The cleaned text of each page of one input whose language is known."""
-    file, rows = item[1]
-    profiles: dict[str, SiteProfile] = {row[0]: profile_from_row(row) for row in rows or ()}
-    keyer = SiteKeyer(options.site_key)
-    spec = ScanSpec(file.location, file.file_id, options.site_key, options.limits, False,
-                    options.structure, file.spans)
-    for scanned in scan_pages(spec, Tally(file.location)):
-        entry = scanned.entry
-        site = keyer(entry.url)
-        profile = profiles.get(site) if site else None
-        text = clean_page(entry.page, profile, options.effective_mode).cleaned.text
-        language = identify(text).language
-        if language:
-            yield (language, url_half(entry.url), file.file_id, entry.ordinal), text
+def text_rows(options: Options, item: JoinedPage) -> Iterator[TextRow]:
+    """The cleaned text of a page, when its language is known."""
+    page, entry, profile = joined_page(item)
+    text = clean_page(entry.page, profile, options.effective_mode).cleaned.text
+    language = identify(text).language
+    if language:
+        yield (language, url_half(entry.url), page_file(page), entry.ordinal), text
 
 
 def _train(rows: Iterator[TextRow]) -> Iterator[tuple[str, int, bytes]]:
@@ -92,10 +79,10 @@ def _score(settings: LmSettings, rows: Iterator[TextRow]) -> Iterator[tuple[str,
                     yield language, value
 
 
-def run_models(spark: Any, jobs: Any, options: Options, models_dir: str) -> Options:
+def run_models(spark: Any, pages: Any, options: Options, models_dir: str) -> Options:
     """The options with the run's models (``--lm auto``, saved in ``models_dir`` on the driver
-    and added to the Spark context) and each language's percentiles (buckets). ``jobs``: every
-    input file keyed by its id, joined with its sites' profiles."""
+    and added to the Spark context) and each language's percentiles (buckets). ``pages``: pass
+    1's page rows of every input, each joined with its site's profile."""
     from functools import partial
 
     from pyspark import StorageLevel
@@ -103,7 +90,7 @@ def run_models(spark: Any, jobs: Any, options: Options, models_dir: str) -> Opti
     settings = options.lm
     assert settings is not None
     context = spark.sparkContext
-    texts = jobs.flatMap(partial(text_rows, options)).persist(StorageLevel.MEMORY_AND_DISK)
+    texts = pages.flatMap(partial(text_rows, options)).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         chars = dict(texts.map(lambda row: (row[0][:2], len(row[1])))
                      .reduceByKey(lambda a, b: a + b).collect())

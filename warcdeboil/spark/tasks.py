@@ -111,10 +111,13 @@ def scan_task(
     spec = ScanSpec(file.location, file.file_id, options.site_key, options.limits,
                     options.fail_fast, options.structure, file.spans)
     tally = Tally(file.location)
-    dedup = options.effective_dedup is not DedupMode.OFF
+    # Page rows feed the stages before pass 2: the duplicate stage (also for --url-rules alone)
+    # and the language-model stage.
+    pages = options.dedup_stage or (options.lm is not None
+                                    and (options.lm.auto or options.lm.bucketed))
     for page in scan_pages(spec, tally):
         entry = page.index
-        if dedup:
+        if pages:
             yield (PAGE, entry.site if entry is not None else "",
                    page_key(file.file_id, page.entry.ordinal), entry_to_bytes(page.entry))
         if entry is not None:
