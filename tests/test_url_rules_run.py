@@ -161,6 +161,26 @@ def test_cli_json_summary(rules_crawl: Path, tmp_path: Path) -> None:
         "beta.example", 2)
 
 
+def _outputs(out: Path) -> dict[str, bytes]:
+    return {f.name: f.read_bytes() for f in sorted(out.iterdir())}
+
+
+def test_resume_writes_rules_a_finished_run_lacks(rules_crawl: Path, tmp_path: Path) -> None:
+    """--resume over a run whose outputs are all written, now with --url-rules: the rules are
+    learned and written, and no output is written again."""
+    out, target = tmp_path / "out", tmp_path / "rules.json"
+    clean([rules_crawl], out, Options(workers=1, format=OutputFormat.JSONL))
+    before = _outputs(out)
+    options = Options(workers=1, format=OutputFormat.JSONL, url_rules=str(target))
+    summary = clean([rules_crawl], out, options, resume=True)
+    assert summary.resumed == len(SITES) and summary.apply_files == []
+    assert ("param", "utm_source") in _irrelevant(json.loads(target.read_text()), SITES[0])
+    assert _outputs(out) == before
+    written = target.read_bytes()
+    again = clean([rules_crawl], out, options, resume=True)  # now nothing is left to do
+    assert again.url_rules is None and target.read_bytes() == written
+
+
 @pytest.mark.spark
 def test_spark_learns_the_local_rules(spark, rules_crawl: Path, tmp_path: Path) -> None:
     from warcdeboil.spark import run_spark
@@ -194,6 +214,25 @@ def test_spark_learns_the_local_rules_beside_warc_output(spark, rules_crawl: Pat
               session=spark)
     assert spark_rules.read_bytes() == local_rules.read_bytes()
     assert ("param", "utm_source") in _irrelevant(json.loads(spark_rules.read_text()), SITES[1])
+
+
+@pytest.mark.spark
+def test_spark_resume_writes_rules_a_finished_run_lacks(spark, rules_crawl: Path,
+                                                        tmp_path: Path) -> None:
+    from warcdeboil.spark import run_spark
+
+    out, target, local_rules = tmp_path / "out", tmp_path / "rules.json", tmp_path / "local.json"
+    run_spark([str(rules_crawl)], str(out), Options(workers=1, format=OutputFormat.JSONL),
+              session=spark)
+    before = _outputs(out)
+    summary = run_spark([str(rules_crawl)], str(out),
+                        Options(workers=1, format=OutputFormat.JSONL, url_rules=str(target)),
+                        session=spark, resume=True)
+    assert summary.resumed == len(SITES) and summary.apply_files == []
+    clean([rules_crawl], tmp_path / "local",
+          Options(workers=1, format=OutputFormat.JSONL, url_rules=str(local_rules)))
+    assert target.read_bytes() == local_rules.read_bytes()
+    assert _outputs(out) == before
 
 
 @pytest.mark.spark

@@ -863,7 +863,9 @@ def clean(
     if resume:
         todo = [(plan.path, plan.rel) for plan in planned if not plan.output.exists()]
         summary.resumed = len(found) - len(todo)
-        if not todo:
+        # Every output is there; the run is done unless it was asked for a rules file it has
+        # not written yet (the earlier run ran without --url-rules, or stopped before them).
+        if not todo and (options.url_rules is None or Path(options.url_rules).exists()):
             return summary
     with _work_directory(work_dir, keep_work_dir) as work:
         profiles = work / "profiles"
@@ -891,7 +893,7 @@ def clean(
             rules = rules_path(work)
             summary.url_rules = learn_url_rules(work, options)
         cleaned = scored = None
-        if options.lm is not None and (options.lm.auto or options.lm.bucketed):
+        if todo and options.lm is not None and (options.lm.auto or options.lm.bucketed):
             options = _with_run_models(options, [stores[p] for p in paths], work, profiles)
             from .lm_fit import cleaned_store_path, scores_path
 
@@ -899,13 +901,15 @@ def clean(
             cleaned = [cleaned_store_path(work, ids[p]) for p, _ in todo]
             if options.lm is not None and options.lm.bucketed:
                 scored = [scores_path(work, ids[p]) for p, _ in todo]
-        summary.apply_files = apply_profiles(
-            todo, out, profiles, options, progress, page_stores=[stores[p] for p, _ in todo],
-            cleaned_stores=cleaned, scores_stores=scored,
-            spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
-            links_dir=work / "links", written=_not_in(found, todo), verdicts=verdicts,
-            url_rules=rules if verdicts is not None else None,
-        )
+        if todo:
+            summary.apply_files = apply_profiles(
+                todo, out, profiles, options, progress,
+                page_stores=[stores[p] for p, _ in todo],
+                cleaned_stores=cleaned, scores_stores=scored,
+                spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
+                links_dir=work / "links", written=_not_in(found, todo), verdicts=verdicts,
+                url_rules=rules if verdicts is not None else None,
+            )
         _write_json(work / RUN_META, {"mode": Mode(options.effective_mode).value,
                                       "format": OutputFormat(options.format).value,
                                       "summary": summary.to_dict()})

@@ -112,7 +112,8 @@ def run_spark(
             check_output(output, files, options)
         done = frozenset(f.file_id for f in files if exists(output_location(output, f, options))
                          ) if resume else frozenset()
-        if len(done) == len(files) and files:
+        rules_written = options.url_rules is None or exists(os.fspath(options.url_rules))
+        if len(done) == len(files) and files and rules_written:
             return RunSummary(inputs=len(files), resumed=len(done))
         summary = _run(spark, files, output, options, progress, done)
         summary.resumed = len(done)
