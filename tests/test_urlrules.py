@@ -396,6 +396,35 @@ def test_duplicate_probability_exact_and_unrelated(trained: UrlRules) -> None:
     assert 0 < both < one < 1  # two rules taken: less sure than one
 
 
+def test_seen_index_gives_the_probabilities_of_a_list(trained: UrlRules) -> None:
+    seen_list = [f"http://{host}/a/{i}{tail}" for host in ("a.com", "b.com", "d.com")
+                 for i in range(6) for tail in ("", "/", "?utm_source=z", "?id=1")]
+    seen = trained.seen(seen_list)
+    assert len(seen) == len(set(seen_list)) and sorted(seen) == sorted(set(seen_list))
+    seen.add(seen_list[0])  # again: no change
+    assert len(seen) == len(set(seen_list)) and seen_list[5] in seen
+    assert "http://a.com/a/0?utm_source=never" not in seen
+    probes = [f"http://{host}/a/{i}{tail}" for host in ("a.com", "b.com", "c.com", "d.com")
+              for i in (0, 3, 7) for tail in ("", "/", "?utm_source=q", "?id=2", "/?utm_source=1")]
+    found = [trained.duplicate_probability(url, seen) for url in probes]
+    assert found == [trained.duplicate_probability(url, seen_list) for url in probes]
+    assert 1.0 in found and 0.0 in found and any(0.0 < p < 1.0 for p in found)
+
+
+def test_seen_index_reads_only_urls_of_the_same_form(trained: UrlRules,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = trained.seen(f"http://a.com/a/{i}" for i in range(500))
+    traced: list[str] = []
+    original = UrlRules._trace
+    monkeypatch.setattr(UrlRules, "_trace", lambda self, url: (traced.append(url),
+                                                               original(self, url))[1])
+    assert 0.0 < trained.duplicate_probability("http://a.com/a/7?utm_source=x", seen) < 1.0
+    assert traced == ["http://a.com/a/7?utm_source=x"]  # the seen URLs were traced when added
+    traced.clear()
+    trained.duplicate_probability("http://a.com/a/7?utm_source=x", list(seen))
+    assert len(traced) == 501
+
+
 # -- files --------------------------------------------------------------------------------------
 
 

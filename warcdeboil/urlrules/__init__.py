@@ -6,12 +6,13 @@ variants leave a page's content unchanged, tested as MaybeDont's hypotheses with
   decision;
 - :mod:`.evidence` counts, on one site, the pairs for and against each hypothesis;
 - :mod:`.canonical` applies a set of rules to a URL, remembering which fired;
-- :mod:`.rules` holds :class:`UrlRules`: learn, save, load, canonical, duplicate_probability.
+- :mod:`.rules` holds :class:`UrlRules`: learn, save, load, canonical, duplicate_probability
+  (with :class:`SeenUrls`, the fetched URLs indexed by canonical form).
 """
 
 from .canonical import canonical_with_trace
 from .evidence import PATH_PAIRS_LIMIT, SiteEvidence, count_site, find_conflicts
-from .rules import CRAWL_MIN_SITES, FORMAT, UrlRules
+from .rules import CRAWL_MIN_SITES, FORMAT, SeenUrls, UrlRules
 from .stats import KNOWN_PRIOR, MIN_AGREE, QUANTILE, THRESHOLD, Evidence, beta_quantile, is_known
 from .urls import DEFAULT_DOCUMENTS, UrlParts, query_chunks, split_url
 
@@ -25,6 +26,7 @@ __all__ = [
     "QUANTILE",
     "THRESHOLD",
     "Evidence",
+    "SeenUrls",
     "SiteEvidence",
     "UrlParts",
     "UrlRules",

@@ -31,7 +31,7 @@ from .canonical import Key, canonical_with_trace
 from .evidence import SiteEvidence, count_site, find_conflicts
 from .stats import KNOWN_PRIOR, MIN_AGREE, QUANTILE, THRESHOLD, Evidence, is_known
 
-__all__ = ["FORMAT", "UrlRules"]
+__all__ = ["FORMAT", "SeenUrls", "UrlRules"]
 
 FORMAT = "warcdeboil-url-rules"
 VERSION = 1
@@ -273,23 +273,44 @@ class UrlRules:
         byte for byte as given (nothing re-encoded, nothing sorted)."""
         return self._trace(url)[0]
 
-    def duplicate_probability(self, url: str, seen: Collection[str] | Iterable[str]) -> float:
+    def seen(self, urls: Iterable[str] = ()) -> SeenUrls:
+        """An index of fetched URLs by their canonical form under these rules, for
+        :meth:`duplicate_probability` at a cost that does not grow with the crawl."""
+        index = SeenUrls(self)
+        for url in urls:
+            index.add(url)
+        return index
+
+    def duplicate_probability(self, url: str,
+                              seen: SeenUrls | Collection[str] | Iterable[str]) -> float:
         """The probability that fetching ``url`` brings nothing new, given the URLs in ``seen``
         already fetched: 1.0 when ``url`` is among them; else, over the seen URLs with the
         same canonical form, the highest product of the confidences of the rules that took
-        either URL there; 0.0 when no seen URL has its canonical form."""
+        either URL there; 0.0 when no seen URL has its canonical form.
+
+        ``seen`` from :meth:`seen` looks at the URLs of ``url``'s form alone; any other
+        collection is read whole, each URL's form worked out again."""
         form, trace, site = self._trace(url)
+        if isinstance(seen, SeenUrls) and seen.rules is self:
+            candidates: Iterable[tuple[str, frozenset[Key] | set[Key], _Site | None]] = (
+                seen.with_form(form))
+        else:
+            candidates = self._with_form(form, seen)
         best = 0.0
-        for other in seen:
+        for other, other_trace, other_site in candidates:
             if other == url:
                 return 1.0
-            other_form, other_trace, other_site = self._trace(other)
-            if other_form != form:
-                continue
             probability = math.prod(self._confidence(site, key) for key in trace) * math.prod(
                 self._confidence(other_site, key) for key in other_trace - trace)
             best = max(best, probability)
         return best
+
+    def _with_form(self, form: str, urls: Iterable[str],
+                   ) -> Iterator[tuple[str, set[Key], _Site | None]]:
+        for other in urls:
+            other_form, other_trace, other_site = self._trace(other)
+            if other_form == form:
+                yield other, other_trace, other_site
 
     def sites(self) -> list[str]:
         """The sites rules were learned for, sorted."""
@@ -440,3 +461,38 @@ def _describe(error: Exception) -> str:
     if isinstance(error, KeyError):
         return f"missing {error.args[0]!r}"
     return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+class SeenUrls:
+    """The URLs a crawler has fetched, grouped by their canonical form under one
+    :class:`UrlRules` (made by :meth:`UrlRules.seen`), each with the rules that took it there:
+    a duplicate probability then reads only the URLs of one form. One entry a distinct URL."""
+
+    def __init__(self, rules: UrlRules) -> None:
+        self.rules = rules
+        self._by_form: dict[str, dict[str, tuple[frozenset[Key], _Site | None]]] = {}
+        self._count = 0
+
+    def add(self, url: str) -> None:
+        """Note ``url`` as fetched (again: no change)."""
+        form, trace, site = self.rules._trace(url)
+        same = self._by_form.setdefault(form, {})
+        if url not in same:
+            same[url] = (frozenset(trace), site)
+            self._count += 1
+
+    def with_form(self, form: str) -> Iterator[tuple[str, frozenset[Key], _Site | None]]:
+        """The seen URLs whose canonical form is ``form``, in the order they were added, each
+        with the rules that took it there and its site."""
+        for url, (trace, site) in self._by_form.get(form, {}).items():
+            yield url, trace, site
+
+    def __contains__(self, url: object) -> bool:
+        return isinstance(url, str) and url in self._by_form.get(self.rules.canonical(url), {})
+
+    def __iter__(self) -> Iterator[str]:
+        for same in self._by_form.values():
+            yield from same
+
+    def __len__(self) -> int:
+        return self._count
