@@ -7,10 +7,12 @@
   (:func:`~warcdeboil.dedup.lsh.bucket_keys`), each bucket's pairs chosen as locally
   (:func:`~warcdeboil.dedup.lsh.bucket_pairs`, members in page order), then confirmed with both
   signatures (two joins).
-* The joined pairs come back to the driver, which joins them into groups and picks each group's
-  kept page by the same rule (:func:`~warcdeboil.dedup.groups.choose_keeper`): the driver holds
-  the duplicate pages only, not the run's pages. The verdicts go to pass 2 by a join on the
-  file, and each task writes its file's side file before cleaning it.
+* The pairs stay on the cluster: their connected components
+  (:func:`~.components.component_labels`) give each page of a group its group id, the group's
+  first page. Each group's size and kept page (the same rule as locally,
+  :func:`~warcdeboil.dedup.groups.choose_keeper`) are a reduction by group id, joined back to
+  its pages, whose verdicts are shuffled by file for pass 2's join: each task writes its file's
+  side file before cleaning it. The driver gets counts, never pages or pairs.
 
 A page is numbered ``file_id << 40 | ordinal``: that sorts as the local engine's page numbers
 do (inputs in order, records in file order), so buckets are read in the same order and groups,
@@ -21,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..dedup.groups import Copy, UnionFind, choose_keeper
+from ..dedup.groups import Copy, keep_order
 from ..dedup.lsh import LshParams, bucket_keys, bucket_pairs, confirms
 from ..dedup.minhash import MinHasher
 from ..dedup.shingles import shingle_hashes
@@ -36,8 +38,9 @@ from ..pagestore import PageEntry, entry_from_bytes
 from ..profiles import ProfileRow, profile_from_row
 from ..sitekey import SiteKeyer, SiteKeyMode
 from ..urlrules import UrlRules
+from .components import component_labels
 
-__all__ = ["JoinedPage", "find_duplicates", "joined_page", "learn_rules", "page_file",
+__all__ = ["Duplicates", "JoinedPage", "find_duplicates", "joined_page", "learn_rules", "page_file",
            "page_key", "sign_row"]
 
 _ORDINAL_BITS = 40
@@ -108,13 +111,27 @@ def _confirmed(item: tuple[int, tuple[tuple[int, SignedRow], tuple[Any, ...]]]) 
                     same_lead=same_lead)
 
 
-def find_duplicates(
-    signed: Any, partitions: int, groups_out: dict[int, int] | None = None,
-) -> tuple[dict[str, int], dict[int, list[Verdict]]]:
+class Duplicates(NamedTuple):
+    """What :func:`find_duplicates` found, all of it on the cluster but the counts."""
+
+    counts: dict[str, int]
+    """As :class:`~warcdeboil.dedup.stage.DedupCounts` says them."""
+    verdicts: Any
+    """An RDD of ``(file_id, [Verdict, ...])``, each file's verdicts in ordinal order
+    (persisted: the caller unpersists it after pass 2)."""
+    groups: Any
+    """An RDD of ``(page, group id)`` over the pages of a group, the group id its first page
+    as the local stage numbers groups (persisted: the caller unpersists it)."""
+
+
+def find_duplicates(signed: Any, partitions: int) -> Duplicates:
     """The groups of the signed pages (an RDD of :func:`sign_row` rows, persisted by the
-    caller): what the stage found (as :class:`~warcdeboil.dedup.stage.DedupCounts` says it),
-    and each file's verdicts in ordinal order. ``groups_out`` gets each duplicate page's group
-    id (its group's first page, as the local stage numbers groups; a page not in it is alone)."""
+    caller). Pairs are joined into groups by :func:`~.components.component_labels`, each group
+    keeps the page :func:`~warcdeboil.dedup.groups.choose_keeper` would (the least
+    :func:`_keep_key`, found by a reduction by group) and each page's verdict is worked out
+    where its row is: the driver gets counts only, whatever the number of duplicates."""
+    from pyspark import StorageLevel
+
     with_digest = signed.filter(lambda row: bool(row[1][6])).map(lambda row: (row[1][6], row[0]))
     exact = with_digest.groupByKey(partitions).flatMap(_exact_pairs)
     candidates = signed.flatMap(_buckets).groupByKey(partitions).flatMap(_pairs).distinct(
@@ -123,61 +140,80 @@ def find_duplicates(
     by_first = candidates.join(signed, partitions).map(
         lambda item: (item[1][0], (item[0], item[1][1])))
     confirmed = by_first.join(signed, partitions).filter(_confirmed).map(
-        lambda item: (item[1][0][0], item[0]))
-    edges = sorted(set(exact.collect()) | set(confirmed.collect()))
-    members = sorted({page for edge in edges for page in edge})
-    rank = {page: i for i, page in enumerate(members)}
-    union = UnionFind(len(members))
-    for first, second in edges:
-        union.union(rank[first], rank[second])
-    wanted = set(members)
-    rows = dict(signed.filter(lambda row: row[0] in wanted).collect()) if wanted else {}
-    groups: dict[int, list[int]] = {}
-    for i in range(len(members)):
-        groups.setdefault(union.find(i), []).append(i)
-
-    def copy_of(i: int) -> Copy:
-        url, date, _, chars, *_ = rows[members[i]]
-        return Copy(i, url, chars, date)
-
-    counts = {"pages": int(signed.count()), "groups": 0, "exact": 0, "near": 0,
+        lambda item: (item[1][0][0], item[0])).persist(StorageLevel.MEMORY_AND_DISK)
+    groups = component_labels(exact.union(confirmed), partitions).labels
+    # Each page of a group with its row, keyed by its group; then each group's size and kept
+    # page (a reduction: a group's pages are never held together), joined back to its pages.
+    members = groups.join(signed, partitions).map(_member).persist(StorageLevel.MEMORY_AND_DISK)
+    keepers = members.mapValues(_keeper_candidate).reduceByKey(_better_keeper, partitions)
+    verdicts = members.join(keepers, partitions).map(_verdict).groupByKey(partitions).mapValues(
+        _in_ordinal_order).persist(StorageLevel.MEMORY_AND_DISK)
+    kinds = verdicts.flatMap(lambda item: (verdict.kind for verdict in item[1])).countByValue()
+    counts = {"pages": int(signed.count()), "groups": int(kinds.get(Kind.KEPT, 0)),
+              "exact": int(kinds.get(Kind.EXACT, 0)), "near": int(kinds.get(Kind.NEAR, 0)),
               "candidates": int(candidates.count()), "confirmed": int(confirmed.count())}
-    verdicts: dict[int, list[Verdict]] = {}
-    for group_members in groups.values():
-        if groups_out is not None:
-            first = members[min(group_members)]
-            groups_out.update((members[i], first) for i in group_members)
-        group = choose_keeper(group_members, copy_of)
-        counts["groups"] += 1
-        keep = rows[members[group.keep]]
-        for i in group_members:
-            page = members[i]
-            row = rows[page]
-            if i == group.keep:
-                kind, similarity = Kind.KEPT, 1.0
-            elif keep[6] and row[6] == keep[6]:
-                kind, similarity = Kind.EXACT, 1.0
-                counts["exact"] += 1
-            else:
-                kind, similarity = Kind.NEAR, _similarity(keep[7], row[7])
-                counts["near"] += 1
-            verdicts.setdefault(page_file(page), []).append(Verdict(
-                _ordinal(page), len(group_members), kind, similarity, keep[0], keep[1], keep[2]))
-    for found in verdicts.values():
-        found.sort(key=lambda verdict: verdict.ordinal)
-    return counts, verdicts
+    members.unpersist()
+    confirmed.unpersist()
+    return Duplicates(counts, verdicts, groups)
 
 
-def learn_rules(context: Any, signed: Any, groups: dict[int, int], site_key: SiteKeyMode,
-                partitions: int) -> UrlRules:
-    """URL rules from the signed pages and their groups (:func:`find_duplicates`'s
-    ``groups_out``), as the local run learns them (:mod:`warcdeboil.urlrules.run`): each
-    site's pages with text, shuffled to one task that learns the site from them in URL, then
-    page order; the sites' evidence comes back to the driver, which decides over the run."""
-    shared = context.broadcast(groups)
-    observations = signed.flatMap(partial(_observation, site_key, shared))
+Member = tuple[int, tuple[int, Any]]
+"""``(group, (page, signed row))``"""
+Keeper = tuple[int, tuple[Any, ...], tuple[Any, ...]]
+"""``(group size, keep key, (page, url, date, record_id, digest, signature))``"""
+
+
+def _member(item: tuple[int, tuple[int, Any]]) -> Member:
+    page, (group, row) = item
+    return group, (page, row)
+
+
+def _keep_key(page: int, row: Any) -> tuple[Any, ...]:
+    """The keep rule's sort key with the page last: :func:`choose_keeper` sorts a group's
+    pages in page order by :func:`~warcdeboil.dedup.groups.keep_order` (a stable sort), so
+    the page it keeps is the one with the least key."""
+    url, date, _, chars, *_ = row
+    return (*keep_order(Copy(page, url, chars, date)), page)
+
+
+def _keeper_candidate(value: tuple[int, Any]) -> Keeper:
+    page, row = value
+    url, date, record_id, *_, digest, signature, _lead = row
+    return 1, _keep_key(page, row), (page, url, date, record_id, digest, signature)
+
+
+def _better_keeper(first: Keeper, second: Keeper) -> Keeper:
+    best = first if first[1] <= second[1] else second
+    return first[0] + second[0], best[1], best[2]
+
+
+def _verdict(item: tuple[int, tuple[tuple[int, Any], Keeper]]) -> tuple[int, Verdict]:
+    _, ((page, row), (size, _, keep)) = item
+    keep_page, keep_url, keep_date, keep_record_id, keep_digest, keep_signature = keep
+    digest, signature = row[6], row[7]
+    if page == keep_page:
+        kind, similarity = Kind.KEPT, 1.0
+    elif keep_digest and digest == keep_digest:
+        kind, similarity = Kind.EXACT, 1.0
+    else:
+        kind, similarity = Kind.NEAR, _similarity(keep_signature, signature)
+    return page_file(page), Verdict(_ordinal(page), size, kind, similarity, keep_url, keep_date,
+                                    keep_record_id)
+
+
+def _in_ordinal_order(verdicts: Iterable[Verdict]) -> list[Verdict]:
+    return sorted(verdicts, key=lambda verdict: verdict.ordinal)
+
+
+def learn_rules(signed: Any, groups: Any, site_key: SiteKeyMode, partitions: int) -> UrlRules:
+    """URL rules from the signed pages and their groups (:func:`find_duplicates`'s, an RDD of
+    ``(page, group id)``), as the local run learns them (:mod:`warcdeboil.urlrules.run`): each
+    site's pages with text, joined with their groups and shuffled to one task that learns the
+    site from them in URL, then page order; the sites' evidence comes back to the driver, which
+    decides over the run."""
+    observations = signed.flatMap(partial(_observation, site_key)).leftOuterJoin(
+        groups, partitions).map(_grouped_observation)
     states = observations.groupByKey(partitions).map(partial(_learn_site, site_key)).collect()
-    shared.unpersist()
     rules = UrlRules(site_key=site_key)
     for state in sorted(states, key=lambda state: state.name):
         rules.add_learned_site(state)
@@ -185,12 +221,17 @@ def learn_rules(context: Any, signed: Any, groups: dict[int, int], site_key: Sit
     return rules
 
 
-def _observation(site_key: SiteKeyMode, groups: Any, row: SignedRow
-                 ) -> Iterator[tuple[str, tuple[str, int, int]]]:
+def _observation(site_key: SiteKeyMode, row: SignedRow) -> Iterator[tuple[int, tuple[str, str]]]:
     page, (url, *_, has_text, _digest, _signature, _lead) = row
     site = SiteKeyer(site_key)(url)
     if has_text and site:  # a page with no text of its own is no evidence
-        yield site, (url, page, groups.value.get(page, page))
+        yield page, (site, url)
+
+
+def _grouped_observation(item: tuple[int, tuple[tuple[str, str], int | None]]
+                         ) -> tuple[str, tuple[str, int, int]]:
+    page, ((site, url), group) = item
+    return site, (url, page, page if group is None else group)
 
 
 def _learn_site(site_key: SiteKeyMode, item: tuple[str, Iterable[tuple[str, int, int]]]) -> Any:

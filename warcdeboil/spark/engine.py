@@ -191,10 +191,12 @@ def _run(
         options = run_models(spark, joined, options, models_dir)
         settings = TaskSettings(options, output)
     todo = inputs.filter(lambda file: file.file_id not in done) if done else inputs
+    held: list[Any] = []  # RDDs persisted until pass 2 is written
     jobs = todo.keyBy(_file_id).leftOuterJoin(needed, max(1, len(files) - len(done)))
     if options.dedup_stage:
-        verdicts, rules = _duplicates(context, monitor, scanned, fitted, partitions, summary,
-                                      options)
+        verdicts, groups, rules = _duplicates(monitor, scanned, fitted, partitions, summary,
+                                              options)
+        held += [verdicts, groups]
         if options.effective_dedup is not DedupMode.OFF:
             jobs = jobs.leftOuterJoin(verdicts, max(1, len(files) - len(done))).map(
                 _with_verdicts)
@@ -211,6 +213,8 @@ def _run(
     if options.format is OutputFormat.WARC:
         _action(lambda: relinked(written, max(1, len(files) - len(done))))
     written.unpersist()
+    for rdd in held:
+        rdd.unpersist()
     scanned.unpersist()
     profiles.unpersist()
     if models_dir is not None:
@@ -218,10 +222,11 @@ def _run(
     return summary
 
 
-def _duplicates(context: Any, monitor: StageMonitor, scanned: Any, fitted: Any,
-                partitions: int, summary: RunSummary, options: Options) -> tuple[Any, str | None]:
+def _duplicates(monitor: StageMonitor, scanned: Any, fitted: Any, partitions: int,
+                summary: RunSummary, options: Options) -> tuple[Any, Any, str | None]:
     """The duplicate stage (:mod:`.dedup`): its counts into ``summary``, an RDD of
-    (file_id, verdicts) for pass 2's join, and with --url-rules the rules learned from its
+    (file_id, verdicts) for pass 2's join, one of each grouped page's group (both persisted,
+    for the caller to unpersist), and with --url-rules the rules learned from its
     groups (their JSON text, also written to the file, and counted in ``summary``)."""
     from pyspark import StorageLevel
 
@@ -230,19 +235,18 @@ def _duplicates(context: Any, monitor: StageMonitor, scanned: Any, fitted: Any,
     pages = scanned.filter(is_page).map(site_page)
     signed = pages.leftOuterJoin(fitted, partitions).map(sign_row).persist(
         StorageLevel.MEMORY_AND_DISK)
-    groups: dict[int, int] = {}
     with monitor.stage("dedup", partitions):
-        summary.dedup, verdicts = _action(lambda: find_duplicates(signed, partitions, groups))
+        found = _action(lambda: find_duplicates(signed, partitions))
+        summary.dedup = found.counts
         text = None
         if options.url_rules is not None:
-            rules = _action(lambda: learn_rules(context, signed, groups, options.site_key,
+            rules = _action(lambda: learn_rules(signed, found.groups, options.site_key,
                                                 partitions))
             text = rules.dumps()
             write_rules(text, options.url_rules)
             summary.url_rules = {"path": os.fspath(options.url_rules), **rules_counts(rules)}
     signed.unpersist()
-    return context.parallelize(sorted(verdicts.items()),
-                               max(1, min(len(verdicts), partitions))), text
+    return found.verdicts, found.groups, text
 
 
 def _with_verdicts(item: tuple[int, tuple[tuple[Any, Any], Any]]) -> tuple[int, tuple[Any, ...]]:
