@@ -2,9 +2,10 @@
 
 The alternating *large-star* / *small-star* algorithm of Kiveris et al. ("Connected Components
 in MapReduce and Beyond", SoCC 2014), which converges in O(log² n) rounds whatever the graph's
-diameter (a chain of n pages takes a handful of rounds, not n). Each round is two shuffles; a
-third checks whether the graph has become a forest of stars, each centred on the smallest node
-of its component, which is then every node's label. Each round's edges are checkpointed (a
+diameter (a path of n pages takes a handful of rounds, not n). A round is one job of two
+shuffles; the large-star step's grouping also tells (an accumulator) whether the graph it was
+given is a forest of stars, each around the smallest node of its component: then its output is
+every node's label, and the loop ends. Each round's large-star output is checkpointed (a
 reliable checkpoint when the context has a checkpoint directory, else a local one), so the
 lineage stays one round long however many rounds run. The driver holds nothing but counts.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import Any, NamedTuple
 
 __all__ = ["Components", "component_labels"]
@@ -34,22 +36,25 @@ class Components(NamedTuple):
 
 def component_labels(edges: Any, partitions: int) -> Components:
     """The components of the graph whose edges are ``edges``, an RDD of ``(a, b)`` pairs of
-    integer nodes (in either order; loops and repeated edges are allowed)."""
-    graph = _settled(edges.filter(lambda edge: edge[0] != edge[1]).map(_oriented))
+    integer nodes (in either order; a loop joins nothing; repeated edges are allowed)."""
+    graph = edges.filter(lambda edge: edge[0] != edge[1]).map(_oriented)
     rounds, previous = 0, None
     while True:
-        settled = _is_star_forest(graph, partitions)  # computes (and checkpoints) ``graph``
+        # One job a round: a large-star step whose grouping also finds whether its input
+        # was a star forest already, and then its output is every node's label.
+        not_stars = edges.context.accumulator(0)
+        starred = _settled(graph.flatMap(_both_ways).groupByKey(partitions).flatMap(
+            partial(_large_star_node, not_stars)))
+        starred.count()
         if previous is not None:
-            previous.unpersist()  # ``graph`` no longer needs it
-        if settled:
-            break
+            previous.unpersist()  # ``starred`` is checkpointed: it no longer needs it
+        if not not_stars.value:
+            log.info("spark: connected components in %d rounds", rounds)
+            return Components(starred, rounds)
         rounds += 1
-        previous, graph = graph, _settled(_small_star(_large_star(graph, partitions), partitions))
-    labels = _settled(graph.flatMap(_label_candidates).reduceByKey(min, partitions))
-    labels.count()
-    graph.unpersist()
-    log.info("spark: connected components in %d rounds", rounds)
-    return Components(labels, rounds)
+        previous = starred
+        graph = starred.filter(lambda edge: edge[0] != edge[1]).groupByKey(partitions).flatMap(
+            _small_star_node)
 
 
 def _oriented(edge: tuple[int, int]) -> Edge:
@@ -75,23 +80,21 @@ def _both_ways(edge: Edge) -> Iterator[Edge]:
     yield edge[1], edge[0]
 
 
-def _large_star(graph: Any, partitions: int) -> Any:
-    """Each node's larger neighbours joined to the smallest of its neighbourhood (itself
-    included); an edge is handled by its smaller node, so each is replaced once."""
-    return graph.flatMap(_both_ways).groupByKey(partitions).flatMap(_large_star_node)
-
-
-def _large_star_node(item: tuple[int, Iterable[int]]) -> Iterator[Edge]:
+def _large_star_node(not_stars: Any, item: tuple[int, Iterable[int]]) -> Iterator[Edge]:
+    """Large-star at one node: its larger neighbours joined to the smallest node of its
+    neighbourhood (itself included); an edge is handled by its smaller node, so each is replaced
+    once. A node with no smaller neighbour is also its own label (a loop, dropped before the
+    small-star step). ``not_stars`` counts the nodes that show the graph is not yet a star
+    forest: those with two smaller neighbours, or one and a larger one."""
     node, neighbours = item
     unique = set(neighbours)
     smallest = min(min(unique), node)
-    return ((other, smallest) for other in unique if other > node)
-
-
-def _small_star(graph: Any, partitions: int) -> Any:
-    """Each node and its smaller neighbours joined to the smallest of them (edges grouped by
-    their larger node, which is first already)."""
-    return graph.groupByKey(partitions).flatMap(_small_star_node)
+    smaller = sum(1 for other in unique if other < node)
+    if smaller > 1 or (smaller and smaller < len(unique)):
+        not_stars.add(1)
+    if smallest == node:
+        yield node, node
+    yield from ((other, smallest) for other in unique if other > node)
 
 
 def _small_star_node(item: tuple[int, Iterable[int]]) -> Iterator[Edge]:
@@ -100,37 +103,3 @@ def _small_star_node(item: tuple[int, Iterable[int]]) -> Iterator[Edge]:
     smallest = min(unique)
     yield node, smallest
     yield from ((other, smallest) for other in unique if other != smallest)
-
-
-def _is_star_forest(graph: Any, partitions: int) -> bool:
-    """True when every node has at most one parent (a smaller neighbour) and no parent has a
-    parent: each component is then a star around its smallest node."""
-    summaries = graph.flatMap(_node_facts).reduceByKey(_merge_facts, partitions)
-    return summaries.filter(_is_not_star_node).isEmpty()
-
-
-NodeFacts = tuple[int | None, int | None, bool]
-"""A node's smallest and largest parent (None: none) and whether it is some node's parent."""
-
-
-def _node_facts(edge: Edge) -> Iterator[tuple[int, NodeFacts]]:
-    child, parent = edge
-    yield child, (parent, parent, False)
-    yield parent, (None, None, True)
-
-
-def _merge_facts(first: NodeFacts, second: NodeFacts) -> NodeFacts:
-    low = [value for value in (first[0], second[0]) if value is not None]
-    high = [value for value in (first[1], second[1]) if value is not None]
-    return (min(low) if low else None, max(high) if high else None, first[2] or second[2])
-
-
-def _is_not_star_node(item: tuple[int, NodeFacts]) -> bool:
-    lowest, highest, is_parent = item[1]
-    return lowest is not None and (lowest != highest or is_parent)
-
-
-def _label_candidates(edge: Edge) -> Iterator[Edge]:
-    """A child's centre, and the centre its own label (in a star forest)."""
-    yield edge
-    yield edge[1], edge[1]

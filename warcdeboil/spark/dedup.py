@@ -144,7 +144,9 @@ def find_duplicates(signed: Any, partitions: int) -> Duplicates:
     groups = component_labels(exact.union(confirmed), partitions).labels
     # Each page of a group with its row, keyed by its group; then each group's size and kept
     # page (a reduction: a group's pages are never held together), joined back to its pages.
-    members = groups.join(signed, partitions).map(_member).persist(StorageLevel.MEMORY_AND_DISK)
+    # Partitioned by group, so that neither the reduction nor the join shuffles them again.
+    members = groups.join(signed, partitions).map(_member).partitionBy(partitions).persist(
+        StorageLevel.MEMORY_AND_DISK)
     keepers = members.mapValues(_keeper_candidate).reduceByKey(_better_keeper, partitions)
     verdicts = members.join(keepers, partitions).map(_verdict).groupByKey(partitions).mapValues(
         _in_ordinal_order).persist(StorageLevel.MEMORY_AND_DISK)
