@@ -5,9 +5,10 @@ in MapReduce and Beyond", SoCC 2014), which converges in O(log² n) rounds whate
 diameter (a path of n pages takes a handful of rounds, not n). A round is one job of two
 shuffles; the large-star step's grouping also tells (an accumulator) whether the graph it was
 given is a forest of stars, each around the smallest node of its component: then its output is
-every node's label, and the loop ends. Each round's large-star output is checkpointed (a
-reliable checkpoint when the context has a checkpoint directory, else a local one), so the
-lineage stays one round long however many rounds run. The driver holds nothing but counts.
+every node's label, and the loop ends. Each round's large-star output is persisted, and
+checkpointed when the context has a checkpoint directory, so that the lineage stays one round
+long; without one the lineage grows by a round at a time (tens of rounds at most), and a lost
+executor's part is computed again from it. The driver holds nothing but counts.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def component_labels(edges: Any, partitions: int) -> Components:
             partial(_large_star_node, not_stars)))
         starred.count()
         if previous is not None:
-            previous.unpersist()  # ``starred`` is checkpointed: it no longer needs it
+            previous.unpersist()  # ``starred`` is cached: the next round reads it, not this one
         if not not_stars.value:
             log.info("spark: connected components in %d rounds", rounds)
             return Components(starred, rounds)
@@ -63,15 +64,15 @@ def _oriented(edge: tuple[int, int]) -> Edge:
 
 
 def _settled(rdd: Any) -> Any:
-    """``rdd`` persisted and marked for a checkpoint (done by its first action), which cuts
-    its lineage: the next round is computed from it, not from every round before."""
+    """``rdd`` persisted and, when the context has a checkpoint directory, marked for a
+    checkpoint (done by its first action), which cuts its lineage: the next round is computed
+    from it, not from every round before. No local checkpoint: it would cut the lineage by
+    keeping the only copy on the executors, and a lost executor would fail the run."""
     from pyspark import StorageLevel
 
     rdd.persist(StorageLevel.MEMORY_AND_DISK)
     if rdd.context.getCheckpointDir():
         rdd.checkpoint()
-    else:
-        rdd.localCheckpoint()
     return rdd
 
 
