@@ -190,11 +190,38 @@ OTHER_MENUS = [
 ]
 
 
+# The third check's lists, written on 2026-11-25 before the order and mojibake signals were
+# tried and never looked at while choosing them: a bank's, a council's, a recipe blog's and a
+# sports club's navigation, and a travel agent's menus.
+FRESH_NAVIGATION = [
+    "Personal banking", "Mortgages", "Savings accounts", "Credit cards", "Online banking",
+    "Find a branch", "Council tax", "Bins and recycling", "Planning applications",
+    "Parking permits", "Report a problem", "Recipes", "Meal plans", "Kitchen tips",
+    "Dinner ideas", "Fixtures", "Results", "League table", "Squad", "Tickets", "Club shop",
+    "Membership", "Match reports", "Youth academy", "Stadium tours", "Opening times",
+]
+FRESH_SHARING = [
+    "Jump to recipe", "Print recipe", "Rate this recipe", "Pin for later", "Apply now",
+    "Log on", "Call us", "Book now", "Buy tickets", "Watch highlights", "See all fixtures",
+    "Download the app", "Accessibility", "Translate this page", "Was this page helpful?",
+    "Yes", "No", "Feedback",
+]
+FRESH_MENUS = [
+    "Flights", "Hotels", "Holidays", "Cruises", "Car hire", "Deals", "Destinations", "Europe",
+    "Asia", "Africa", "Americas", "Caribbean", "Beach", "Skiing", "Family", "Honeymoons",
+    "Insurance", "Visas", "Airports", "Lounges", "Parking", "Transfers", "Guides", "Inspiration",
+]
+LISTS = {"first": (NAVIGATION + SHARING, MENUS),
+         "other": (OTHER_NAVIGATION + OTHER_SHARING, OTHER_MENUS),
+         "fresh": (FRESH_NAVIGATION + FRESH_SHARING, FRESH_MENUS)}
+
+
 def make_noise(kind: str, rng: random.Random, real: list[str], vocabulary: list[str],
-               weights: list[int], n: int, other: bool = False) -> list[str]:
-    """``n`` lines of one kind of noise (the second check's lists with ``other``)."""
-    navigation = (OTHER_NAVIGATION + OTHER_SHARING) if other else (NAVIGATION + SHARING)
-    menus = OTHER_MENUS if other else MENUS
+               weights: list[int], n: int, other: bool = False,
+               lists: str | None = None) -> list[str]:
+    """``n`` lines of one kind of noise (the second check's lists with ``other``, or those
+    ``LISTS`` names)."""
+    navigation, menus = LISTS[lists or ("other" if other else "first")]
     out: list[str] = []
     if kind == "mojibake":
         damaged = [s for s in real if any(ord(c) > 127 for c in s)]
