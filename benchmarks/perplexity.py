@@ -382,14 +382,15 @@ def discrimination(settings: list[tuple[int, tuple[int, ...]]]) -> dict:
     return result
 
 
-def other_datasets() -> dict:
+def other_datasets(left_outs: tuple[str, ...] = DATASETS, seed: int = 25,
+                   lists: str = "other") -> dict:
     """The second check: each dataset left out in turn. The model is trained on the training
     pages of the other four; its real sentences are those of the left-out dataset's English
-    pages, and the noise is made from them with the other lists of navigation and menus and
-    the left-out dataset's own words for the salad."""
+    pages, and the noise is made from them with other lists of navigation and menus
+    (``LISTS[lists]``) and the left-out dataset's own words for the salad."""
     result = {}
-    for left_out in DATASETS:
-        rng = random.Random(25)
+    for left_out in left_outs:
+        rng = random.Random(seed)
         train, _ = split_sentences(rng, tuple(d for d in DATASETS if d != left_out))
         found = [s for _, text in gold_pages((left_out,)) if detect(text) == "en"
                  for s in sentences(text)]
@@ -400,7 +401,7 @@ def other_datasets() -> dict:
         words = Counter(w for s in found for w in s.split())
         vocabulary, weights = zip(*words.items(), strict=True)
         noise = {kind: make_noise(kind, rng, real, list(vocabulary), list(weights), 500,
-                                  other=True) for kind in KINDS}
+                                  lists=lists) for kind in KINDS}
         model = LanguageModel.train(train)
         bigram = PyplexityBigram(train)
         entry: dict = {"train_words": sum(len(s.split()) for s in train), "real": len(real),
@@ -607,9 +608,10 @@ def markdown(results: dict) -> str:
             out.append(f"| {m['label']} | {size} | "
                        + " | ".join(f"{m['auc'][k]:.4f}" for k in KINDS) + " |")
         f = d["fit"]
-        out += ["", "Noise score (default): the most extreme of the five signals, as a share of "
-                "the lines held out of the model's own training text "
-                f"({d['models'][-1].get('calibration_lines')} lines; `warcdeboil/lm/noise.py`).",
+        out += ["", "Noise score (default): the most extreme of the tests (each a sum of its "
+                "signals' surprises), as a share of the lines held out of the model's own "
+                f"training text ({d['models'][-1].get('calibration_lines')} lines; "
+                "`warcdeboil/lm/noise.py`).",
                 "", "Fallback noise score: logistic of (word log10 perplexity, share of word "
                 "units below p 1e-3, character log10 perplexity, surprise of the least likely "
                 "character); "
@@ -619,16 +621,19 @@ def markdown(results: dict) -> str:
         out += ["", "Examples of each kind:", ""]
         out += [f"- {k}: `{v[0]}`" for k, v in d["examples"].items() if v]
         out.append("")
-    if "other_datasets" in results:
-        out += ["## Second check: a dataset never trained nor tuned on", "",
+    for key in sorted(k for k in results if k.startswith("other_datasets")):
+        seed, lists = (25, "other") if key == "other_datasets" else key.split("_")[:1:-1]
+        out += [f"## Leaving each dataset out: noise seed {seed}, lists \"{lists}\"", "",
                 "Each dataset left out in turn: the model is trained on the other four's "
                 "training pages; real sentences are the left-out dataset's (English pages, 6 to "
                 "60 words), and its noise is made from them with other lists of navigation and "
-                "menus (a shop's, a university's, a forum's) and its own words for the salad. "
-                "AUC, ours / pyplexity-style bigram:", "",
+                + ("menus (a shop's, a university's, a forum's)" if lists == "other" else
+                   "menus (a bank's, a council's, a recipe blog's, a sports club's; a travel "
+                   "agent's menus)")
+                + " and its own words for the salad. AUC, ours / pyplexity-style bigram:", "",
                 "| left out | train words | real | " + " | ".join(KINDS) + " |",
                 "|" + "---|" * (len(KINDS) + 3)]
-        for name, e in results["other_datasets"].items():
+        for name, e in results[key].items():
             out.append(f"| {name} | {e['train_words']:,} | {e['real']:,} | " + " | ".join(
                 f"{e['ours'][k]:.4f} / {e['bigram'][k]:.4f}" if k in e["ours"] else "–"
                 for k in KINDS) + " |")
@@ -673,6 +678,12 @@ def markdown(results: dict) -> str:
     return "\n".join(out)
 
 
+def _earlier(args: argparse.Namespace, key: str) -> dict:
+    """The day's results of ``key`` already written (a run of some datasets adds to them)."""
+    path = args.out / f"perplexity-{args.date}.json"
+    return json.loads(path.read_text()).get(key, {}) if path.exists() else {}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--part", action="append",
@@ -683,6 +694,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--date", default=datetime.date.today().isoformat(),
                         help="the results' date, in their file names")
+    parser.add_argument("--left-out", help="other-datasets: these datasets only (comma "
+                        "separated; the day's results for the others are kept)")
+    parser.add_argument("--seed", type=int, default=25, help="other-datasets: the noise's seed")
+    parser.add_argument("--lists", default="other", choices=sorted(LISTS),
+                        help="other-datasets: the navigation and menu lists")
     args = parser.parse_args()
     parts = args.part or ["discrimination", "other-datasets", "languages", "speed", "scoring"]
     results: dict = {"date": args.date,
@@ -692,7 +708,11 @@ def main() -> None:
         results["discrimination"] = discrimination(
             [(2, (1, 1)), (3, (1, 1, 1)), (3, (1, 2, 2)), (4, (1, 2, 2, 2)), (5, (1, 2, 2, 2, 2))])
     if "other-datasets" in parts:
-        results["other_datasets"] = other_datasets()
+        left_outs = tuple(args.left_out.split(",")) if args.left_out else DATASETS
+        key = "other_datasets" if (args.seed, args.lists) == (25, "other") else \
+            f"other_datasets_{args.lists}_{args.seed}"
+        results[key] = {**_earlier(args, key), **other_datasets(left_outs, args.seed,
+                                                                 args.lists)}
     if "languages" in parts:
         results["languages"] = languages()
     if "speed" in parts:

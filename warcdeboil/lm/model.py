@@ -40,9 +40,11 @@ from .units import BOUNDARY, LINE, UNK, extend_keys, split_units
 __all__ = ["DEFAULT_MIN_COUNTS", "DEFAULT_ORDER", "LanguageModel"]
 
 FORMAT = "warcdeboil-lm"
-# 3: unigram frequencies and the noise score's calibration (``noise``) may follow; 2: a
-# character component may follow the word model. 1 and 2 are read too.
-VERSION = 3
+# 4: the noise calibration has seven signals and four tests (``noise.TESTS``); 3: unigram
+# frequencies and the noise score's calibration (``noise``, five signals) may follow; 2: a
+# character component may follow the word model. 1 to 3 are read too (a version 3 calibration
+# scores as it did: ``noise.LEGACY``).
+VERSION = 4
 DEFAULT_ORDER = 3
 # Adjusted counts below which n-grams of order 1, 2, 3… are pruned: singletons above unigrams
 # go (benchmarks/perplexity.py: the same AUC on every noise kind, a third of the size).
@@ -332,7 +334,7 @@ class LanguageModel:
         try:
             with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
                 meta = json.loads(bytes(data["meta"]).decode())
-                if meta.get("format") != FORMAT or meta.get("version") not in (1, 2, VERSION):
+                if meta.get("format") != FORMAT or meta.get("version") not in (1, 2, 3, VERSION):
                     raise InputError(f"{os.fspath(path)}: not a warcdeboil language model")
                 model = cls._read(path, data, "", meta["order"], meta.get("info"))
                 if meta.get("chars_order"):
