@@ -202,17 +202,20 @@ def _surprises(groups: tuple[np.ndarray, np.ndarray], values: np.ndarray,
             continue
         n = group.shape[1]
         start = min(int(n * (1 - TAIL)), n - 1)
-        for s, held in enumerate(group):
-            x = values[chosen, s]
-            share = 1.0 - np.searchsorted(held, x, side="left") / (n + 1)
-            edge = float(held[start])
-            scale = float(held[start:].mean()) - edge
-            if scale > 1e-6:
-                tail = (1.0 - start / (n + 1)) * np.exp(-np.maximum(x - edge, 0.0) / scale)
-                share = np.where(x > edge, np.minimum(share, tail), share)
-            else:  # a top that does not vary has no tail to fit: past it, the line alone
-                share = np.maximum(share, 1.0 / (n + 1))
-            out[chosen, s] = -np.log10(np.maximum(share, 1e-300))
+        x = values[chosen]
+        below = np.column_stack([np.searchsorted(held, x[:, s], side="left")
+                                 for s, held in enumerate(group)])
+        share = 1.0 - below / (n + 1)
+        # The tails of all columns at once (a page is a few dozen lines: numpy calls are
+        # the cost). A top that does not vary has no tail to fit: past it, the line alone.
+        edge = group[:, start].astype(np.float64)
+        scale = group[:, start:].mean(axis=1, dtype=np.float64) - edge
+        fitted = scale > 1e-6
+        tail = (1.0 - start / (n + 1)) * np.exp(
+            -np.maximum(x - edge, 0.0) / np.where(fitted, scale, 1.0))
+        share = np.where(fitted, np.where(x > edge, np.minimum(share, tail), share),
+                         np.maximum(share, 1.0 / (n + 1)))
+        out[chosen] = -np.log10(np.maximum(share, 1e-300))
     return out
 
 
