@@ -275,7 +275,8 @@ class LanguageModel:
     def line_noise_scores(self, lines: str | Iterable[str]) -> list[float]:
         """How likely each line is crawl noise rather than a sentence, from 0 to 1. A model
         trained here measures it against lines held out of its own training text: one minus
-        the share of them at least as extreme on the line's most telling signal (``noise``).
+        the share of them at least as extreme on the line's most telling test, each a sum of
+        signals' surprises (``noise``; a version 3 file: its most telling of five signals).
         A model without that calibration (ARPA, older files, tiny corpora) uses a logistic of
         the word model's features and, when it has one, the character model's
         (``NOISE_WEIGHTS``)."""
