@@ -13,13 +13,19 @@ import pytest
 from conftest import shared_file
 
 from warcdeboil import LanguageModel
+from warcdeboil.errors import InputError
 from warcdeboil.lm.noise import (
     CALIBRATION_LINES,
     HOLD_OUT_EVERY,
+    LEGACY,
     SHORT_UNITS,
     SIGNALS,
+    TESTS,
     Calibration,
+    _surprises,
+    _two_lowest,
     line_signals,
+    mojibake,
 )
 from warcdeboil.lm.units import units
 
@@ -58,11 +64,25 @@ def test_salad_and_shuffles_of_unseen_gold_text_score_above_it(
         shuffled.append(" ".join(words))
     assert _share_above(model, salad, real) > 0.95
     assert _share_above(model, shuffled, real) > 0.9
-    # The context signal alone does it: the same words, in their order or not.
-    context = SIGNALS.index("context")
-    mine = line_signals(model, "\n".join(shuffled))[0][:, context]
-    theirs = line_signals(model, "\n".join(real))[0][:, context]
-    assert np.mean(mine > theirs) > 0.9
+    # The context and order signals each do it alone: the same words, in their order or not.
+    mine = line_signals(model, "\n".join(shuffled))[0]
+    theirs = line_signals(model, "\n".join(real))[0]
+    for name in ("context", "order"):
+        signal = SIGNALS.index(name)
+        assert np.mean(mine[:, signal] > theirs[:, signal]) > 0.9
+
+
+def test_order_reads_a_sentence_against_its_own_words_reversed(
+        gold: tuple[LanguageModel, list[str]]) -> None:
+    model, real = gold
+    order = SIGNALS.index("order")
+    forwards = line_signals(model, "\n".join(real))[0][:, order]
+    backwards = line_signals(model, "\n".join(" ".join(line.split()[::-1])
+                                              for line in real))[0][:, order]
+    # Reversing the line turns the signal's sign: real lines read better forwards.
+    assert forwards == pytest.approx(-backwards)
+    assert np.mean(forwards < 0) > 0.95
+    assert line_signals(model, "the the the")[0][0, order] == pytest.approx(0.0)
 
 
 def test_mojibake_of_unseen_gold_text_scores_above_it(
@@ -72,6 +92,29 @@ def test_mojibake_of_unseen_gold_text_scores_above_it(
     damaged = [line.encode().decode("cp1252", "replace") for line in accented]
     assert len(accented) > 20
     assert _share_above(model, damaged, accented) > 0.95
+
+
+def test_mojibake_counts_each_damaged_character(gold: tuple[LanguageModel, list[str]]) -> None:
+    model, real = gold
+    accented = [line for line in real if any(ord(c) > 127 for c in line)]
+    damaged = [line.encode().decode("cp1252", "replace") for line in accented]
+    latin1 = [line.encode().decode("latin-1") for line in accented]
+    expected = [sum(ord(c) > 127 for c in line) for line in accented]
+    assert mojibake("\n".join(damaged), len(damaged)).tolist() == expected
+    assert mojibake("\n".join(latin1), len(latin1)).tolist() == expected
+    # Real lines, accents, curly quotes and dashes included, hold none.
+    assert mojibake("\n".join(real), len(real)).sum() == 0
+    assert mojibake("Café, naïve, Zürich — “quoted” façade: 50 €", 1).tolist() == [0.0]
+    signals = line_signals(model, "\n".join(damaged))[0]
+    assert signals[:, SIGNALS.index("mojibake")].tolist() == expected
+
+
+def test_two_lowest_is_the_sum_of_each_lines_two_smallest_values() -> None:
+    rng = np.random.default_rng(3)
+    line = np.repeat(np.arange(50), rng.integers(1, 8, 50))
+    values = rng.integers(-5, 5, len(line)).astype(float)  # ties on purpose
+    expected = [np.sort(values[line == k])[:2].sum() for k in range(50)]
+    assert _two_lowest(line, values, 50).tolist() == expected
 
 
 def test_real_unseen_sentences_score_low(gold: tuple[LanguageModel, list[str]]) -> None:
@@ -85,19 +128,60 @@ def test_real_unseen_sentences_score_low(gold: tuple[LanguageModel, list[str]]) 
 
 
 def test_calibration_shares_follow_the_held_out_values() -> None:
-    values = np.tile(np.arange(1.0, 101.0), (len(SIGNALS), 1))
+    n = len(SIGNALS)
+    values = np.tile(np.arange(1.0, 101.0), (n, 1))
     calibration = Calibration.fit(values.T, np.full(100, SHORT_UNITS))
-    lines = np.array([[50.5] * 5, [100.0] * 5, [120.0] * 5, [0.0] * 5])
-    surprise = calibration.surprises(lines, np.full(4, SHORT_UNITS))
+    lines = np.array([[50.5] * n, [100.0] * n, [120.0] * n, [0.0] * n, [50.0] * n])
+    surprise = calibration.surprises(lines, np.full(5, SHORT_UNITS))
     # 50 of 100 held-out values are at least 50.5: a share of 51/101 with the line itself.
-    assert surprise[0] == pytest.approx([-np.log10(51 / 101)] * 5)
+    assert surprise[0] == pytest.approx([-np.log10(51 / 101)] * n)
+    # A held-out value equal to the line's counts as at least as extreme: 51 of them at 50.
+    assert surprise[4] == pytest.approx([-np.log10(52 / 101)] * n)
     # Past the 95th value, an exponential tail: the top five values' mean excess is 2, so
     # the share at 120 is 6/101 * exp(-(120 - 96) / 2); at the largest value, the tail's.
-    assert surprise[2] == pytest.approx([-np.log10(6 / 101 * np.exp(-12))] * 5)
-    assert surprise[1] == pytest.approx([-np.log10(min(1 / 101, 6 / 101 * np.exp(-2)))] * 5)
-    assert surprise[3] == pytest.approx([-np.log10(1.0)] * 5)
-    scores = calibration.scores(lines, np.full(4, SHORT_UNITS))
-    assert list(np.argsort(scores)) == [3, 0, 1, 2]
+    assert surprise[2] == pytest.approx([-np.log10(6 / 101 * np.exp(-12))] * n)
+    assert surprise[1] == pytest.approx([-np.log10(min(2 / 101, 6 / 101 * np.exp(-2)))] * n)
+    assert surprise[3] == pytest.approx([-np.log10(1.0)] * n)
+    scores = calibration.scores(lines, np.full(5, SHORT_UNITS))
+    assert list(np.argsort(scores)) == [3, 4, 0, 1, 2]
+
+
+def test_a_signal_most_held_out_lines_share_surprises_no_one() -> None:
+    # No held-out line has mojibake: a line without any is not unusual for it; one with some
+    # is past every held-out line, and as no tail can be fitted to a top of zeros, its share
+    # is its own, 1 in 401.
+    signals = np.random.default_rng(1).normal(size=(400, len(SIGNALS)))
+    signals[:, SIGNALS.index("mojibake")] = 0.0
+    calibration = Calibration.fit(signals, np.full(400, SHORT_UNITS))
+    lines = np.zeros((2, len(SIGNALS)))
+    lines[1, SIGNALS.index("mojibake")] = 3.0
+    surprise = calibration.surprises(lines, np.full(2, SHORT_UNITS))
+    assert surprise[0, SIGNALS.index("mojibake")] == 0.0
+    assert surprise[1, SIGNALS.index("mojibake")] == pytest.approx(np.log10(401))
+    tests = calibration.test_surprises(lines, np.full(2, SHORT_UNITS))
+    odd = [n for n, test in enumerate(TESTS) if "mojibake" in test][0]
+    assert tests[1, odd] > 2.0 > tests[0, odd]
+    assert list(tests[0]) == list(tests[1])[:odd] + [tests[0, odd]] + list(tests[1])[odd + 1:]
+    scores = calibration.scores(lines, np.full(2, SHORT_UNITS))
+    assert scores[1] > 0.99 and scores[1] > scores[0]
+
+
+def test_tests_add_up_their_signals_surprises() -> None:
+    # Two lines each one held-out quantile up on both order signals, or on one alone: the
+    # word order test ranks the first above the second, which a single signal would not.
+    rng = np.random.default_rng(2)
+    signals = rng.normal(size=(2000, len(SIGNALS)))
+    calibration = Calibration.fit(signals, np.full(2000, SHORT_UNITS))
+    both = np.zeros(len(SIGNALS))
+    both[[SIGNALS.index("context"), SIGNALS.index("order")]] = 1.6
+    one = np.zeros(len(SIGNALS))
+    one[SIGNALS.index("order")] = 1.9
+    lines = np.vstack([both, one])
+    surprise = calibration.surprises(lines, np.full(2, SHORT_UNITS))
+    assert surprise[0].max() < surprise[1].max()
+    order = TESTS.index(("context", "order"))
+    tests = calibration.test_surprises(lines, np.full(2, SHORT_UNITS))
+    assert tests[0, order] > tests[1, order]
 
 
 def test_short_lines_are_compared_with_short_lines() -> None:
@@ -165,3 +249,38 @@ def test_calibration_and_frequencies_survive_the_model_file(tmp_path: Path) -> N
     assert np.array_equal(model.chars.frequencies, again.chars.frequencies)
     lines = ["The cat sat on the mat.", "Home | News | Sport", "mat cat the on sat"]
     assert again.line_noise_scores(lines) == model.line_noise_scores(lines)
+
+
+def test_a_version_3_model_scores_by_its_five_signals(tmp_path: Path) -> None:
+    # A file of version 3: five signals calibrated, no tests; it loads, and scores each line
+    # by the most extreme of those five surprises, as it did.
+    model = LanguageModel.train(_sentences(HOLD_OUT_EVERY * 300, 5))
+    assert model.calibration is not None
+    model.save(tmp_path / "m.lm")
+    legacy = [SIGNALS.index(name) for name in LEGACY]
+    with np.load(tmp_path / "m.lm") as data:
+        arrays = {name: data[name] for name in data.files if not name.startswith("noise.tests")}
+    meta = json.loads(bytes(arrays["meta"]).decode())
+    arrays["meta"] = np.frombuffer(json.dumps({**meta, "version": 3}).encode(), np.uint8)
+    for group in ("short", "long"):
+        arrays[f"noise.{group}"] = arrays[f"noise.{group}"][legacy]
+    with open(tmp_path / "v3.lm", "wb") as fh:
+        np.savez(fh, **arrays)
+    old = LanguageModel.load(tmp_path / "v3.lm")
+    assert old.calibration is not None and old.calibration.tests is None
+    lines = ["The cat sat on the mat.", "Home | News | Sport", "mat cat the on sat",
+             "The dog sat by the door and it was warm."]
+    signals, units = line_signals(model, "\n".join(lines))
+    surprises = _surprises(model.calibration.groups, signals, units)
+    assert surprises.shape == (4, len(SIGNALS))
+    expected = 1.0 - np.power(10.0, -surprises[:, legacy].max(axis=1))
+    assert old.line_noise_scores(lines) == pytest.approx(expected.tolist())
+    # Five signals' arrays under a version 4 file's tests: damaged, and said so.
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    with np.load(tmp_path / "m.lm") as data:
+        arrays.update({name: data[name] for name in data.files
+                       if name.startswith("noise.tests")})
+    with open(tmp_path / "bad.lm", "wb") as fh:
+        np.savez(fh, **arrays)
+    with pytest.raises(InputError, match="bad.lm: not a readable language model"):
+        LanguageModel.load(tmp_path / "bad.lm")

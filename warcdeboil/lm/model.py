@@ -40,9 +40,11 @@ from .units import BOUNDARY, LINE, UNK, extend_keys, split_units
 __all__ = ["DEFAULT_MIN_COUNTS", "DEFAULT_ORDER", "LanguageModel"]
 
 FORMAT = "warcdeboil-lm"
-# 3: unigram frequencies and the noise score's calibration (``noise``) may follow; 2: a
-# character component may follow the word model. 1 and 2 are read too.
-VERSION = 3
+# 4: the noise calibration has seven signals and four tests (``noise.TESTS``); 3: unigram
+# frequencies and the noise score's calibration (``noise``, five signals) may follow; 2: a
+# character component may follow the word model. 1 to 3 are read too (a version 3 calibration
+# scores as it did: ``noise.LEGACY``).
+VERSION = 4
 DEFAULT_ORDER = 3
 # Adjusted counts below which n-grams of order 1, 2, 3… are pruned: singletons above unigrams
 # go (benchmarks/perplexity.py: the same AUC on every noise kind, a third of the size).
@@ -273,7 +275,8 @@ class LanguageModel:
     def line_noise_scores(self, lines: str | Iterable[str]) -> list[float]:
         """How likely each line is crawl noise rather than a sentence, from 0 to 1. A model
         trained here measures it against lines held out of its own training text: one minus
-        the share of them at least as extreme on the line's most telling signal (``noise``).
+        the share of them at least as extreme on the line's most telling test, each a sum of
+        signals' surprises (``noise``; a version 3 file: its most telling of five signals).
         A model without that calibration (ARPA, older files, tiny corpora) uses a logistic of
         the word model's features and, when it has one, the character model's
         (``NOISE_WEIGHTS``)."""
@@ -332,7 +335,7 @@ class LanguageModel:
         try:
             with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
                 meta = json.loads(bytes(data["meta"]).decode())
-                if meta.get("format") != FORMAT or meta.get("version") not in (1, 2, VERSION):
+                if meta.get("format") != FORMAT or meta.get("version") not in (1, 2, 3, VERSION):
                     raise InputError(f"{os.fspath(path)}: not a warcdeboil language model")
                 model = cls._read(path, data, "", meta["order"], meta.get("info"))
                 if meta.get("chars_order"):

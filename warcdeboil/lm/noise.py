@@ -1,4 +1,4 @@
-"""The noise score of a line: how far it lies, on the most telling of five signals, outside
+"""The noise score of a line: how far it lies, on the most telling of four tests, outside
 what lines of real text look like under the same model.
 
 Each signal is a statistic of a line under the word model or the character model, larger for
@@ -8,6 +8,10 @@ noisier lines:
   probability above its plain frequency (log10 p(w | context) - log10 f(w), clipped to
   [-1, 1.5], mean over the line divided by its standard error). Sentences get help from their
   context; word salad and shuffled words, made of the same common words, do not.
+- ``order``: how much less likely the line is in its own order than with its words (the
+  whitespace-separated ones, punctuation attached) in reverse order, per unit. A sentence reads
+  far better forwards; shuffled words read as badly either way. Unlike ``context`` it compares
+  the line with itself, so text of a domain the model knows little stays near zero.
 - ``rare words``: the share of the line's words the model gives p below 1e-3 (keyword lists,
   menus, random strings).
 - ``characters``: the character model's log10 perplexity (random strings, markup debris).
@@ -15,18 +19,29 @@ noisier lines:
   their context (mojibake's "â€™", navigation's "Home | News").
 - ``rarest character``: the surprise of the line's rarest character by plain frequency (a
   character the language hardly uses: mojibake, symbols).
+- ``mojibake``: how many sequences the line holds that UTF-8 read as cp1252 or Latin-1 makes
+  ("â€™", "Ã©", "Â "): a lead byte's character followed by continuation bytes' characters.
 
 What "real" looks like is measured when the model is trained: a sample of the training texts is
 held out of the counts (``HOLD_OUT_EVERY``, up to ``CALIBRATION_LINES`` lines), scored by the
 finished model, and each signal's values on those lines are kept, apart for short and long lines
 (``SHORT_UNITS``). A line's surprise on a signal is -log10 of the share of held-out lines of its
 length group at least as extreme (past their top ``TAIL``, an exponential tail with that top's
-mean excess as its scale). The noise score is one minus the smallest share: no weights fitted on
-made-up noise, so it follows the language and the crawl the model was trained on.
+mean excess as its scale). Each of the ``TESTS`` adds up the surprises of its signals and is read
+the same way, as the share of held-out lines whose sum is as large; the noise score is one minus
+the smallest of the tests' shares. No weights are fitted on made-up noise, so it follows the
+language and the crawl the model was trained on. Signals that fail together on one kind of noise
+share a test, so that two moderate surprises count as one large one (word order), while signals
+that a real line of an unfamiliar site can trip on its own (a rare word, an odd character) are
+not read alone: taking the most extreme of seven single signals flagged too many real lines.
+
+Files of version 3 hold a calibration of the first five signals of that version (``LEGACY``):
+they are scored as then, by the most extreme of those five surprises.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,9 +52,21 @@ from .chars import char_text
 if TYPE_CHECKING:
     from .model import LanguageModel
 
-__all__ = ["CALIBRATION_LINES", "HOLD_OUT_EVERY", "SIGNALS", "Calibration", "line_signals"]
+__all__ = ["CALIBRATION_LINES", "HOLD_OUT_EVERY", "LEGACY", "SIGNALS", "TESTS", "Calibration",
+           "line_signals"]
 
-SIGNALS = ("context", "rare words", "characters", "worst characters", "rarest character")
+SIGNALS = ("context", "order", "rare words", "characters", "worst characters",
+           "rarest character", "mojibake")
+# The signals each test adds up (their surprises), chosen by leaving out in turn dragnet,
+# cleaneval and l3s-gn1 of benchmarks/perplexity.py's second check and by its dev and test
+# splits (benchmarks/results/perplexity-2026-11-25b.md): word order; how unlike the language's
+# words the line is (its context helps a sentence of rare words); rare words alone (menus of
+# common nouns: without it they fell below the bigram baseline); characters a sentence has no
+# use for.
+TESTS = (("context", "order"), ("context", "rare words", "characters"), ("rare words",),
+         ("worst characters", "rarest character", "mojibake"))
+# The signals of a version 3 calibration, scored by the most extreme of the five.
+LEGACY = ("context", "rare words", "characters", "worst characters", "rarest character")
 # One text in this many is held out of training to calibrate the noise score, until this many
 # lines are held out: enough for tail shares of 1 in a few thousand, and scoring them costs a
 # tenth of a second (a larger sample moved no AUC in benchmarks/perplexity.py).
@@ -62,17 +89,24 @@ def _per_line(rows: np.ndarray) -> tuple[np.ndarray, int]:
     return line, (int(line[-1]) + 1 if len(line) else 0)
 
 
-def _lowest(line: np.ndarray, values: np.ndarray, lines: int, k: int) -> np.ndarray:
-    """The sum of the ``k`` lowest values of each line."""
-    order = np.lexsort((values, line))
-    first = np.searchsorted(line[order], np.arange(lines))
-    rank = np.arange(len(order)) - first[line[order]]
-    return np.bincount(line[order], weights=np.where(rank < k, values[order], 0.0),
-                       minlength=lines)
+def _two_lowest(line: np.ndarray, values: np.ndarray, lines: int) -> np.ndarray:
+    """The sum of the two lowest values of each line (the lowest alone where a line has one
+    value). Every line has a value (it predicts its ``</s>`` at least) and a line's values are
+    contiguous: two reductions by segment, no sort."""
+    starts = np.searchsorted(line, np.arange(lines))
+    lowest = np.minimum.reduceat(values, starts)
+    # Drop one occurrence of each line's lowest (its first), then take the lowest again.
+    at = np.flatnonzero(values == lowest[line])
+    first = at[np.unique(line[at], return_index=True)[1]]
+    rest = values.copy()
+    rest[first] = np.inf
+    second = np.minimum.reduceat(rest, starts)
+    return lowest + np.where(np.isfinite(second), second, 0.0)
 
 
 def word_signals(model: LanguageModel, text: str) -> np.ndarray:
-    """``context`` and ``rare words`` of each line of ``text``, and its number of units."""
+    """``context``, ``order`` and ``rare words`` of each line of ``text``, and its number of
+    units."""
     rows = model.unit_rows(text, keep_empty=True)
     logp = model._log10_probs(rows)
     line, lines = _per_line(rows)
@@ -82,7 +116,42 @@ def word_signals(model: LanguageModel, text: str) -> np.ndarray:
     square = np.bincount(line, weights=gain * gain, minlength=lines) / units
     spread = np.sqrt(np.maximum(square - mean * mean, 1e-3))
     rare = np.bincount(line, weights=logp < -3.0, minlength=lines) / units
-    return np.column_stack([-mean / spread * np.sqrt(units), rare, units - 1])
+    # The same lines with their words in reverse order (the same units, so the same count).
+    backwards = model.unit_rows("\n".join(" ".join(words.split()[::-1])
+                                          for words in text.split("\n")), keep_empty=True)
+    reverse_line, _ = _per_line(backwards)
+    forwards = np.bincount(line, weights=logp, minlength=lines)
+    reverse = np.bincount(reverse_line, weights=model._log10_probs(backwards), minlength=lines)
+    return np.column_stack([-mean / spread * np.sqrt(units), (reverse - forwards) / units,
+                            rare, units - 1])
+
+
+# What UTF-8 read as cp1252 (or Latin-1) turns a character of two, three or four bytes into:
+# the lead byte's character (Â-ß, à-ï, ð-ô), then one character for each continuation byte
+# (0x80-0xBF: cp1252's € ‚ ƒ … Ÿ for 0x80-0x9F, or those code points themselves as Latin-1
+# reads them, and U+00A0-U+00BF; U+FFFD where cp1252 has no character).
+_CONTINUATION = "\u0080-\u00bf\u20ac\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030" \
+                "\u0160\u2039\u0152\u017d\u2018\u2019\u201c\u201d\u2022\u2013\u2014" \
+                "\u02dc\u2122\u0161\u203a\u0153\u017e\u0178\ufffd"
+_MOJIBAKE = re.compile(f"[\u00c2-\u00df][{_CONTINUATION}]|[\u00e0-\u00ef][{_CONTINUATION}]{{2}}"
+                       f"|[\u00f0-\u00f4][{_CONTINUATION}]{{3}}")
+
+
+def mojibake(text: str, lines: int) -> np.ndarray:
+    r"""How many sequences of UTF-8 read as cp1252 each of the ``lines`` lines of ``text``
+    holds (one scan of the text; matches are rare, and each counts the line breaks since the
+    one before).
+
+    >>> mojibake("caf\u00c3\u00a9 ok\nit\u00e2\u20ac\u2122s na\u00efve", 2).tolist()
+    [1.0, 1.0]
+    """
+    found = np.zeros(lines)
+    line = last = 0
+    for match in _MOJIBAKE.finditer(text):
+        line += text.count("\n", last, match.start())
+        last = match.start()
+        found[line] += 1
+    return found
 
 
 def char_signals(chars: LanguageModel, text: str) -> np.ndarray:
@@ -91,70 +160,137 @@ def char_signals(chars: LanguageModel, text: str) -> np.ndarray:
     logp = chars._log10_probs(rows)
     line, lines = _per_line(rows)
     units = np.bincount(line, minlength=lines)
-    rarest = np.zeros(lines)
-    np.minimum.at(rarest, line, chars.frequencies[rows[1:]])
+    starts = np.searchsorted(line, np.arange(lines))
+    rarest = np.minimum.reduceat(chars.frequencies[rows[1:]], starts) if lines else np.zeros(0)
     return np.column_stack([-np.bincount(line, weights=logp, minlength=lines) / units,
-                            -_lowest(line, logp, lines, 2), -rarest])
+                            -_two_lowest(line, logp, lines), -rarest])
 
 
 def line_signals(model: LanguageModel, text: str) -> tuple[np.ndarray, np.ndarray]:
-    """The five ``SIGNALS`` of each line of ``text`` (one row a line, empty lines included),
-    and each line's number of word units; ``model`` must have a character component."""
+    """The ``SIGNALS`` of each line of ``text`` (one row a line, empty lines included), and
+    each line's number of word units; ``model`` must have a character component."""
     assert model.chars is not None
     words = word_signals(model, text)
-    return np.hstack([words[:, :2], char_signals(model.chars, text)]), words[:, 2]
+    return np.hstack([words[:, :3], char_signals(model.chars, text),
+                      mojibake(text, len(words))[:, None]]), words[:, 3]
+
+
+def _fit_groups(values: np.ndarray, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted columns of ``values`` (lines, columns) for short and for long lines, as
+    arrays of shape (columns, lines); a group with too few lines takes all of them."""
+    short = units < SHORT_UNITS
+    groups = []
+    for chosen in (short, ~short):
+        if chosen.sum() < _MIN_GROUP:
+            chosen = np.ones(len(units), bool)
+        groups.append(np.sort(values[chosen].T, axis=1).astype(np.float32))
+    return groups[0], groups[1]
+
+
+def _surprises(groups: tuple[np.ndarray, np.ndarray], values: np.ndarray,
+               units: np.ndarray) -> np.ndarray:
+    """-log10 of the share of held-out lines at least as extreme, a column of ``values`` each:
+    the held-out lines' own shares up to their top ``TAIL``, an exponential tail fitted to
+    that top beyond it (the top of a crawl's text holds junk of its own: a tail drawn from its
+    largest value would make every line past it look alike). Held-out lines equal to a value
+    count as at least as extreme: a signal most lines share (no rare word, no mojibake) then
+    surprises no one."""
+    out = np.empty(values.shape)
+    long = units >= SHORT_UNITS
+    for group, chosen in zip(groups, (~long, long), strict=True):
+        if not chosen.any():
+            continue
+        n = group.shape[1]
+        start = min(int(n * (1 - TAIL)), n - 1)
+        x = values[chosen]
+        below = np.column_stack([np.searchsorted(held, x[:, s], side="left")
+                                 for s, held in enumerate(group)])
+        share = 1.0 - below / (n + 1)
+        # The tails of all columns at once (a page is a few dozen lines: numpy calls are
+        # the cost). A top that does not vary has no tail to fit: past it, the line alone.
+        edge = group[:, start].astype(np.float64)
+        scale = group[:, start:].mean(axis=1, dtype=np.float64) - edge
+        fitted = scale > 1e-6
+        tail = (1.0 - start / (n + 1)) * np.exp(
+            -np.maximum(x - edge, 0.0) / np.where(fitted, scale, 1.0))
+        share = np.where(fitted, np.where(x > edge, np.minimum(share, tail), share),
+                         np.maximum(share, 1.0 / (n + 1)))
+        out[chosen] = -np.log10(np.maximum(share, 1e-300))
+    return out
+
+
+def _test_sums(surprises: np.ndarray) -> np.ndarray:
+    """Each of the ``TESTS``: the sum of its signals' surprises (a column of ``SIGNALS`` each)."""
+    return np.column_stack([surprises[:, [SIGNALS.index(name) for name in test]].sum(axis=1)
+                            for test in TESTS])
 
 
 @dataclass
 class Calibration:
     """Each signal's sorted values on held-out real lines, short ones (``groups[0]``) apart
-    from the others (``groups[1]``): arrays of shape (signals, lines)."""
+    from the others (``groups[1]``): arrays of shape (signals, lines); and each of the
+    ``TESTS``' sums of surprises on the same lines (``tests``, shape (tests, lines)). A
+    calibration read from a version 3 file has the five ``LEGACY`` signals and no tests."""
 
     groups: tuple[np.ndarray, np.ndarray]
+    tests: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def fit(cls, signals: np.ndarray, units: np.ndarray) -> Calibration:
-        short = units < SHORT_UNITS
-        groups = []
-        for chosen in (short, ~short):
-            if chosen.sum() < _MIN_GROUP:
-                chosen = np.ones(len(units), bool)
-            groups.append(np.sort(signals[chosen].T, axis=1).astype(np.float32))
-        return cls((groups[0], groups[1]))
+        """From the ``SIGNALS`` of held-out lines (a row each) and their numbers of units."""
+        groups = _fit_groups(signals, units)
+        sums = _test_sums(_surprises(groups, signals, units))
+        return cls(groups, _fit_groups(sums, units))
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        """The signals calibrated, in the order of ``groups``' rows."""
+        return SIGNALS if self.tests is not None else LEGACY
 
     def surprises(self, signals: np.ndarray, units: np.ndarray) -> np.ndarray:
-        """-log10 of the share of held-out lines at least as extreme, a column a signal: the
-        held-out lines' own shares up to their top ``TAIL``, an exponential tail fitted to
-        that top beyond it (the top of a crawl's text holds junk of its own: a tail drawn
-        from its largest value would make every line past it look alike)."""
-        out = np.empty(signals.shape)
-        long = units >= SHORT_UNITS
-        for group, chosen in zip(self.groups, (~long, long), strict=True):
-            if not chosen.any():
-                continue
-            n = group.shape[1]
-            start = min(int(n * (1 - TAIL)), n - 1)
-            for s, values in enumerate(group):
-                x = signals[chosen, s]
-                share = 1.0 - np.searchsorted(values, x, side="right") / (n + 1)
-                edge = float(values[start])
-                scale = max(float(values[start:].mean()) - edge, 1e-6)
-                tail = (1.0 - start / (n + 1)) * np.exp(-np.maximum(x - edge, 0.0) / scale)
-                share = np.where(x > edge, np.minimum(share, tail), share)
-                out[chosen, s] = -np.log10(np.maximum(share, 1e-300))
-        return out
+        """-log10 of the share of held-out lines at least as extreme on each calibrated signal
+        (``signals``: a column of ``SIGNALS`` each)."""
+        chosen = [SIGNALS.index(name) for name in self.signals]
+        return _surprises(self.groups, signals[:, chosen], units)
+
+    def test_surprises(self, signals: np.ndarray, units: np.ndarray) -> np.ndarray:
+        """-log10 of the share of held-out lines whose sum is at least as large, a column a
+        test; a version 3 calibration's columns are its five signals' surprises."""
+        surprises = self.surprises(signals, units)
+        if self.tests is None:
+            return surprises
+        return _surprises(self.tests, _test_sums(surprises), units)
 
     def scores(self, signals: np.ndarray, units: np.ndarray) -> np.ndarray:
-        """One minus the smallest share of held-out lines as extreme, over the signals."""
+        """One minus the smallest share of held-out lines as extreme, over the tests."""
         if not len(signals):
             return np.zeros(0)
-        return 1.0 - np.power(10.0, -self.surprises(signals, units).max(axis=1))
+        return 1.0 - np.power(10.0, -self.test_surprises(signals, units).max(axis=1))
 
     def arrays(self, prefix: str) -> dict[str, np.ndarray]:
-        return {f"{prefix}short": self.groups[0], f"{prefix}long": self.groups[1]}
+        arrays = {f"{prefix}short": self.groups[0], f"{prefix}long": self.groups[1]}
+        if self.tests is not None:
+            arrays.update({f"{prefix}tests.short": self.tests[0],
+                           f"{prefix}tests.long": self.tests[1]})
+        return arrays
 
     @classmethod
     def read(cls, data: Any, prefix: str) -> Calibration:
-        """The calibration ``arrays`` wrote, from a loaded numpy archive."""
-        return cls((np.asarray(data[f"{prefix}short"], np.float32),
-                    np.asarray(data[f"{prefix}long"], np.float32)))
+        """The calibration ``arrays`` wrote, from a loaded numpy archive; a version 3 file's
+        (five signals, no tests) too."""
+        groups = (np.asarray(data[f"{prefix}short"], np.float32),
+                  np.asarray(data[f"{prefix}long"], np.float32))
+        tests = None
+        if f"{prefix}tests.long" in data.files:
+            tests = (np.asarray(data[f"{prefix}tests.short"], np.float32),
+                     np.asarray(data[f"{prefix}tests.long"], np.float32))
+        expected = (len(SIGNALS), len(TESTS)) if tests is not None else (len(LEGACY), None)
+        for group in groups:
+            if group.ndim != 2 or group.shape[0] != expected[0]:
+                raise ValueError(f"a noise calibration of {group.shape[0]} signals, "
+                                 f"not {expected[0]}")
+        for group in tests or ():
+            if group.ndim != 2 or group.shape[0] != expected[1]:
+                raise ValueError(f"a noise calibration of {group.shape[0]} tests, "
+                                 f"not {expected[1]}")
+        return cls(groups, tests)
