@@ -334,6 +334,22 @@ def test_char_units_keep_case_spaces_and_line_breaks() -> None:
         "⇧", "h", "i", ",", "▁", "0", "▁", "y", "o", "u", LINE, "⇧", "ã", "©"]
 
 
+@pytest.mark.parametrize("text", [
+    "", "\n", "A", "Tab\there, NBSP\u00a0and\u2003em\u3000space\r\nCRLF",
+    "Ǆemal ǅ titlecase, ΣΑΣ İstanbul ß", "emoji 😀 and 𐐀𐐨 (Deseret capital, small)",
+    "marks ⇧ ▁ kept, lone \ud800 surrogate", "北京欢迎你 OK\n\n\nÃ©",
+])
+def test_char_text_is_a_unit_a_character(text: str) -> None:
+    """Each character becomes one unit (a space's mark, a capital's mark and the capital, or
+    itself; the line break stays), the units joined with one space."""
+    def unit(char: str) -> str:
+        if char != "\n" and char.isspace():
+            return "\u2581"
+        return f"\u21e7 {char}" if char.isupper() else char
+
+    assert char_text(text) == " ".join(map(unit, text))
+
+
 def test_one_text_in_char_sample_feeds_the_character_model() -> None:
     texts = ["ab", "cdefgh", "xy", "klmnop"]
     sampled = LanguageModel.train(texts, char_sample=2)

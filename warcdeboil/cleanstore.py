@@ -34,11 +34,14 @@ def _encode(cleaned: Cleaned) -> bytes:
     ordinal, url, text, content, removed_blocks, language = cleaned
     blocks = None
     removed = None
+    whole: str | None = text.text
     if content is not None:
         blocks = [[b.text, b.kind, b.chars, b.link_chars, list(b.ancestors), b.marked, b.roles,
                    b.link_first] for b in content.blocks]
         removed = content.removed
-    obj = [ordinal, url, text.text, text.removed, text.slots, removed_blocks, blocks, removed,
+        if whole == content.text:
+            whole = None  # the blocks' text joined (as clean_page makes it): not stored twice
+    obj = [ordinal, url, whole, text.removed, text.slots, removed_blocks, blocks, removed,
            language]
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(
         "utf-8", "surrogatepass")
@@ -51,6 +54,8 @@ def _decode(raw: bytes) -> Cleaned:
     if blocks is not None:
         content = Extraction([Block(t, k, c, lc, tuple(a), m, r, lf)
                               for t, k, c, lc, a, m, r, lf in blocks], dict(counts))
+        if text is None:
+            text = content.text
     return ordinal, url, CleanText(text, removed, slots), content, removed_blocks, language
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .units import BOUNDARY, LINE, extend_keys, split_units, token_id
+from .units import BOUNDARY, LINE, distinct_ids, extend_keys, split_units
 
 __all__ = ["CountTable", "NgramCounts", "adjusted_counts", "count_of_counts"]
 
@@ -115,7 +115,7 @@ class NgramCounts:
         found = split_units(text)
         if not found:
             return
-        ids = {unit: token_id(unit) for unit in dict.fromkeys(found)}
+        ids = distinct_ids(found)
         ids[LINE] = BOUNDARY
         units = np.empty(len(found) + 2, dtype=np.uint64)
         units[0] = units[-1] = BOUNDARY

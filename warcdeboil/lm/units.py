@@ -17,12 +17,13 @@ word. Each line is a sentence: ``BOUNDARY`` stands for the line break, ``</s>`` 
 from __future__ import annotations
 
 import re
+from itertools import repeat
 
 import numpy as np
 import xxhash
 
-__all__ = ["BOUNDARY", "LINE", "UNK", "extend_keys", "split_units", "token_id", "token_ids",
-           "units"]
+__all__ = ["BOUNDARY", "LINE", "UNK", "distinct_ids", "extend_keys", "split_units", "token_id",
+           "token_ids", "units"]
 
 # Scripts written without spaces between words: one unit a character.
 _UNSPACED = ("\u0e00-\u0eff"      # Thai, Lao
@@ -57,6 +58,14 @@ def token_id(unit: str) -> int:
     return xxhash.xxh3_64_intdigest(unit.encode("utf-8", "surrogatepass"))
 
 
+def distinct_ids(found: list[str]) -> dict[str, int]:
+    """``token_id`` of each distinct unit of ``found``, with no Python call a unit (maps of C
+    functions: a third of the time of a call each, measured)."""
+    distinct = list(dict.fromkeys(found))
+    encoded = map(str.encode, distinct, repeat("utf-8"), repeat("surrogatepass"))
+    return dict(zip(distinct, map(xxhash.xxh3_64_intdigest, encoded), strict=True))
+
+
 BOUNDARY = token_id("\n")  # line break: </s> when predicted, <s> as a context (never a unit)
 UNK = token_id("<unk>")    # cannot come out of units(): "<" is a unit of its own
 
@@ -66,7 +75,7 @@ def token_ids(text: str, *, keep_empty: bool = False) -> np.ndarray:
     line and one after the last; empty lines leave no second boundary unless ``keep_empty``."""
     found = split_units(text)
     # Hash each distinct unit once: a text repeats its words, and the dictionary works in C.
-    ids = {unit: token_id(unit) for unit in dict.fromkeys(found)}
+    ids = distinct_ids(found)
     ids[LINE] = BOUNDARY
     array = np.empty(len(found) + 2, dtype=np.uint64)
     array[0] = array[-1] = BOUNDARY

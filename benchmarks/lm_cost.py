@@ -1,0 +1,80 @@
+"""What the language model adds to a cleaning run, a part at a time, in one process: to run
+under ``valgrind --tool=callgrind`` (instruction counts, which the load of a shared machine does
+not move) or alone (CPU seconds).
+
+    python benchmarks/lm_cost.py ../shared/eval/dragnet.warc.gz --model en.lm --part score
+
+The first call makes a work directory (``--work``, kept): a content-mode run with ``--lm MODEL
+--perplexity-buckets``, whose page stores and cleaned pages the parts read. Parts:
+
+- ``none``: only what every part does first (imports, reading the cleaned pages and the texts
+  of ``train``): subtract its count from the others'.
+- ``score``: pass 2 with a given model: load it, score every page in batches of 256.
+- ``stage``: the stage before pass 2 for buckets with a given model (``lm_fit.prepare_lm``: the
+  pages cleaned and stored, their language, every page scored), on a copy of the work directory.
+- ``train``: one model of ``--lm auto``: the English pages of half 0, as the stage trains it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def prepare(archive: Path, model: Path, work: Path) -> None:
+    """A run's work directory with the language model stage's cleaned pages."""
+    with tempfile.TemporaryDirectory(prefix="warcdeboil-lmcost-") as out:
+        subprocess.run([sys.executable, "-m", "warcdeboil", "clean", str(archive), "-o", out,
+                        "-f", "jsonl", "--mode", "content", "-j", "1", "-q", "--lm", str(model),
+                        "--perplexity-buckets", "--work-dir", str(work)], check=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("archive", type=Path)
+    parser.add_argument("--model", type=Path, required=True, help="a given model (lm train)")
+    parser.add_argument("--part", choices=["none", "score", "stage", "train"], required=True)
+    parser.add_argument("--work", type=Path, default=Path("lm-cost-work"))
+    args = parser.parse_args()
+    if not (args.work / "lm" / "cleaned").is_dir():
+        prepare(args.archive, args.model, args.work)
+
+    from warcdeboil.apply import Mode
+    from warcdeboil.cleanstore import iter_cleaned_store
+    from warcdeboil.lm import LanguageModel
+    from warcdeboil.lm_filter import LmSettings, PageScorer, url_half
+    from warcdeboil.lm_fit import cleaned_store_path, prepare_lm
+    from warcdeboil.pagestore import page_store_path
+    from warcdeboil.pipeline import DEFAULT_PARTITIONS, _run_jobs
+    from warcdeboil.sitekey import SiteKeyMode
+
+    pages = list(iter_cleaned_store(cleaned_store_path(args.work, 0)))
+    texts = [page[2].text for page in pages if page[5] == "en" and url_half(page[1]) == 0]
+    start = time.process_time()
+    if args.part == "score":
+        scorer = PageScorer(LmSettings(str(args.model)))
+        for i in range(0, len(pages), 256):
+            batch = pages[i:i + 256]
+            scorer.score_many([(page[2], page[3]) for page in batch],
+                              [page[1] for page in batch])
+    elif args.part == "stage":
+        with tempfile.TemporaryDirectory(prefix="warcdeboil-lmcost-") as tmp:
+            work = Path(tmp) / "work"
+            shutil.copytree(args.work, work)
+            start = time.process_time()
+            prepare_lm(LmSettings(str(args.model), buckets=True),
+                       [page_store_path(work / "pages", 0)], work, work / "profiles",
+                       DEFAULT_PARTITIONS, SiteKeyMode.HOST, Mode.CONTENT, 1, _run_jobs)
+    elif args.part == "train":
+        LanguageModel.train(texts)
+    print(f"{args.part}: {time.process_time() - start:.2f} CPU-s ({len(pages)} pages, "
+          f"{len(texts)} texts to train on)")
+
+
+if __name__ == "__main__":
+    main()
