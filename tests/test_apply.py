@@ -4,13 +4,24 @@ the page's counts and its HTML, and no text made, give exactly what ``clean_page
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
+from dataclasses import replace
 
 import pytest
 from conftest import shared_file
 
+from warcdeboil import dom
 from warcdeboil.apply import Mode, clean_document, clean_for_warc, clean_page
-from warcdeboil.dom import CleanText, PageText, analyse, find_doomed, page_signature, template_cuts
+from warcdeboil.dom import (
+    CleanText,
+    PageText,
+    analyse,
+    clean_html,
+    find_doomed,
+    page_signature,
+    template_cuts,
+)
 from warcdeboil.fit import FitParams, SiteProfile, fit_site
 from warcdeboil.pages import html_page
 from warcdeboil.reader import iter_records
@@ -68,3 +79,41 @@ def test_structured_pages_keep_their_text() -> None:
         cleaning, html = clean_for_warc(markup, page, profile, Mode.TEMPLATE)
         assert cleaning == clean_page(page, profile, Mode.TEMPLATE)
         assert html == clean_document(markup, page, profile).encode("utf-8", "surrogatepass")
+
+
+def _one_at_a_time(markup: str | bytes, repeated: frozenset[int]) -> str:
+    """Repeated blocks out of a document as clean_html took them out before it digested every
+    element's text at once: each element's text read and digested in turn."""
+    tree = dom._parse(markup)
+    assert tree.body is not None
+    for node in reversed(tree.body.css(dom._BLOCK_ELEMENT_SELECTOR)):
+        text = node.text(separator=" ", strip=True)
+        if text and dom.block_digest(text) in repeated:
+            node.decompose()
+    dom.declare_utf8(tree)
+    return tree.html or ""
+
+
+def test_repeated_elements_come_out_as_one_at_a_time(plain_pages: list[Cleaned]) -> None:
+    removed = 0
+    for markup, page, profile in plain_pages:
+        assert profile is not None
+        cleaned = clean_html(markup, page, (), profile.repeated)
+        assert cleaned == _one_at_a_time(markup, profile.repeated)
+        removed += cleaned != clean_html(markup, page, (), ())
+    assert removed > 10, removed  # pages where some repeated block went
+
+
+def test_slot_owners_found_where_pass_1_saw_them(plain_pages: list[Cleaned]) -> None:
+    """The role elements pass 1 located (PageText.owners) are the ones reading the roles of the
+    second parse finds: same HTML with and without them, on pages that lose slots."""
+    with_slots = 0
+    for markup, page, profile in plain_pages:
+        assert profile is not None and len(page.owners) == len(page.slots)
+        args = (page.hashes and profile.template, profile.repeated, profile.template_slots)
+        if not find_doomed(page, profile.template, profile.template_slots).slots:
+            continue
+        with_slots += 1
+        unknown = replace(page, owners=array("I"))
+        assert clean_html(markup, page, *args) == clean_html(markup, unknown, *args)
+    assert with_slots > 5, with_slots

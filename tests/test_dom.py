@@ -257,3 +257,15 @@ def test_mark_inserts_take_selectolax_bytes_version() -> None:
 ])
 def test_longest_block_is_the_first_of_the_longest(marked: str, start: int) -> None:
     assert dom._longest_block(marked.encode()) == start
+
+
+def test_repeated_elements_are_judged_on_their_text_after_removals() -> None:
+    """Block elements go innermost first, each judged on the text it has left: an item that
+    only became a repeated block once its paragraph went goes too; one that was a repeated
+    block before its paragraph went, and is not after, stays."""
+    html = ("<html><body><ul><li>More <p>Share this</p></li><li>Keep <p>Share this</p></li>"
+            "<li>Stay</li></ul></body></html>")
+    repeated = {dom.block_digest(text) for text in ("More", "Share this", "Keep Share this")}
+    cleaned = clean_html(html, analyse(html), set(), repeated)
+    assert "Share this" not in cleaned and "More" not in cleaned
+    assert "<li>Keep </li>" in cleaned and "<li>Stay</li>" in cleaned

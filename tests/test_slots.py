@@ -174,6 +174,7 @@ def test_page_store_round_trip_keeps_slots(tmp_path: Path) -> None:
     (read,) = list(iter_page_store(path))
     assert read == entry
     assert read.page.slots == page.slots and len(page.slots) > 0
+    assert read.page.owners == page.owners and len(page.owners) == len(page.slots)
 
 
 def test_second_stage_reads_the_first_stage_scores() -> None:

@@ -24,10 +24,11 @@ from .sidefile import SideFileWriter
 __all__ = ["PAGE_STORE_FORMAT", "PageEntry", "PageStoreWriter", "entry_from_bytes",
            "entry_to_bytes", "iter_page_store", "page_store_path"]
 
-# Bumped whenever an entry changes shape (2: no per-candidate HTML sizes; 3: the payload's SHA-1):
+# Bumped whenever an entry changes shape (2: no per-candidate HTML sizes; 3: the payload's SHA-1;
+# 4: where each role element is among the page's elements, PageText.owners):
 # a work directory whose stores were written by another version is indexed again (see
 # pipeline.index_is_current).
-PAGE_STORE_FORMAT = 3
+PAGE_STORE_FORMAT = 4
 _FRAME = struct.Struct("<I")
 _FIXED = struct.Struct("<QQQQIIB20s")
 _STRINGS = 9
@@ -74,7 +75,7 @@ def _encode(entry: PageEntry, compressor: zstandard.ZstdCompressor) -> bytes:
     lengths = struct.pack(f"<{_STRINGS + 1}I", *map(len, strings), len(page.marked))
     raw = b"".join([
         head, lengths, *strings, page.marked, page.hashes.tobytes(), page.spans.tobytes(),
-        page.slots.tobytes(),
+        page.slots.tobytes(), page.owners.tobytes(),
     ])
     return compressor.compress(raw)
 
@@ -97,7 +98,9 @@ def _decode(blob: bytes, path: Path, decompressor: zstandard.ZstdDecompressor) -
         spans = array("I", raw[pos : pos + 8 * n])
         pos += 8 * n
         slots = array("Q", raw[pos : pos + 8 * n_slots])
-        if len(spans) != 2 * n or len(slots) != n_slots:
+        pos += 8 * n_slots
+        owners = array("I", raw[pos:])  # as many as slots, or none (not known)
+        if len(spans) != 2 * n or len(slots) != n_slots or len(owners) not in (0, n_slots):
             raise ValueError("entry is short")
     except (zstandard.ZstdError, struct.error, UnicodeDecodeError, ValueError) as exc:
         raise WorkDirError(
@@ -108,7 +111,7 @@ def _decode(blob: bytes, path: Path, decompressor: zstandard.ZstdDecompressor) -
                     if crumbs else ()) if structured else NO_META
     return PageEntry(
         ordinal, offset, length, url, record_id, date, charset, before,
-        PageText(title, marked, hashes, spans, bool(structured), meta, slots),
+        PageText(title, marked, hashes, spans, bool(structured), meta, slots, owners),
         digest if any(digest) else b"",  # 20 zero bytes: written without a digest
     )
 
