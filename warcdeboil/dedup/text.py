@@ -37,6 +37,7 @@ from ..dom import (
     ROLE_OPEN,
     SLOT_CUT,
     SUBTREE_CUT,
+    Doomed,
     PageText,
     inline_as_spaces,
     plain_block_digests,
@@ -73,6 +74,7 @@ _COMMENTS_OPEN, _MAIN_OPEN = ROLE_OPEN[ROLE_COMMENTS], ROLE_OPEN[ROLE_MAIN]
 _COMMENT_AND_MAIN = re.compile(f"{_COMMENTS_OPEN} ?{_MAIN_OPEN}")
 _COMMENTS_MARKS = re.compile(f"[{_COMMENTS_OPEN}{ROLE_CLOSE[ROLE_COMMENTS]}]")
 _JOIN = "\ufdd0"  # joins blocks while their inline marks become spaces (no block holds one)
+_SPACED_JOIN = f" {_JOIN} "  # a word of its own once the text is split on whitespace
 _LINKED = re.compile(f"{LINK_OPEN}([^{LINK_OPEN}{LINK_CLOSE}]*)")
 
 
@@ -113,12 +115,14 @@ def _spare_the_longest(marked: bytes, cuts: list[tuple[int, int, int, int]],
     return [cut for cut in cuts if not (cut[2] == SLOT_CUT and cut[0] <= at < cut[1])]
 
 
-def _without_template(page: PageText, profile: SiteProfile | None) -> bytes:
+def _without_template(page: PageText, profile: SiteProfile | None,
+                      known: Doomed | None = None) -> bytes:
     """The page's marked text without its site's template subtrees and slots (the template
-    removal of :func:`warcdeboil.dom.remove_template`, but see :func:`_spare_the_longest`)."""
+    removal of :func:`warcdeboil.dom.remove_template`, but see :func:`_spare_the_longest`);
+    ``known``: what :func:`warcdeboil.dom.find_doomed` finds on it, when the caller has it."""
     if profile is None:
         return page.marked
-    cuts, _, slot_cuts = template_cuts(page, profile.template, profile.template_slots)
+    cuts, _, slot_cuts = template_cuts(page, profile.template, profile.template_slots, known)
     # Only where the slot cuts take more than the cuts leave can one of them hold the article
     # (a cheap test: measuring the longest block was a tenth of the signature text's cost).
     cut = sum(end - start for start, end, _, _ in cuts)
@@ -166,17 +170,23 @@ def _without_comments(marked: str) -> str:
     return "".join(pieces)
 
 
-def signature_text(page: PageText, profile: SiteProfile | None) -> str:
+def signature_text(page: PageText, profile: SiteProfile | None,
+                   known: Doomed | None = None) -> str:
     """The page's text without its site's template, its comments and its link-dense blocks,
-    one block a line (``profile`` None: nothing is known of the site, the template stays)."""
+    one block a line (``profile`` None: nothing is known of the site, the template stays).
+    ``known``: :func:`warcdeboil.dom.find_doomed` of the page with the profile's template and
+    slots, when the caller has it (the stage finds it for many pages at once: :mod:`.cuts`)."""
     repeated = profile.repeated if profile is not None else frozenset[int]()
-    marked = _without_comments(_without_template(page, profile).decode("utf-8", "surrogatepass"))
+    marked = _without_comments(
+        _without_template(page, profile, known).decode("utf-8", "surrogatepass"))
     blocks = _BLOCK_RUN.split(marked)
     if page.structured and LINK_OPEN in marked:
         blocks = [block for block in blocks if LINK_OPEN not in block or not _link_dense(block)]
-    # Inline marks as spaces, whitespace runs folded: the loops in C.
-    spaced = inline_as_spaces(_JOIN.join(blocks)).split(_JOIN)
-    lines = list(filter(None, map(" ".join, map(str.split, spaced))))
+    # Inline marks as spaces, whitespace runs folded, empty blocks gone: over the whole text
+    # at once, the loops in C (a block's words are those between two joins, the spaces the
+    # fold leaves around each join are stripped).
+    words = inline_as_spaces(_SPACED_JOIN.join(blocks)).split()
+    lines = list(filter(None, map(str.strip, " ".join(words).split(_JOIN))))
     if repeated:
         lines = [line for line, digest in zip(lines, plain_block_digests(lines), strict=True)
                  if digest not in repeated]
