@@ -51,8 +51,9 @@ _SEPARATORS = b" \t\n\r\x0b\x0c" + bytes(c for c in range(0x21, 0x7F) if not chr
 _SPACE = np.zeros(256, dtype=bool)
 _SPACE[list(_SEPARATORS)] = True
 _SEPARATE_TABLE = dict.fromkeys(_SEPARATORS, " ")  # for str.translate (tokens only)
-_MAY_BE_UNSPACED = np.zeros(256, dtype=bool)
-_MAY_BE_UNSPACED[0xE0:0xF5] = True
+# The code points of _UNSPACED, first and last of each range (all of 3 or 4 UTF-8 bytes).
+_UNSPACED_RANGES = np.array([(ord(low), ord(high)) for low, high in re.findall(
+    "(.)-(.)", _UNSPACED)], dtype=np.int64)
 # Texts up to 2**16 bytes (all but the longest pages) take the powers of the word hash from a
 # table (see _powers): 2 MiB at most for all the tables.
 _TABLE_BITS = 16
@@ -86,26 +87,49 @@ def word_hashes(text: str) -> np.ndarray:
     """
     lowered = text.lower()
     data = np.frombuffer(lowered.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    # Only a text with the lead byte of a 3- or 4-byte sequence can hold an unspaced script:
-    # a table look-up over the bytes is cheaper than the regular expression over the text.
-    if _MAY_BE_UNSPACED[data].any() and _HAS_UNSPACED(lowered):
+    if _has_unspaced(data):
         lowered = " ".join(tokens(lowered))
         data = np.frombuffer(lowered.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    inside = ~_SPACE[data]
-    if not inside.any():
-        return np.empty(0, dtype=np.uint64)
-    positions = np.flatnonzero(inside)
+    inside = ~_SPACE.take(data)
     # A word starts where a byte inside follows a space (or the text's start).
-    starts_mask = np.empty(len(positions), dtype=bool)
-    starts_mask[0] = True
-    starts_mask[1:] = positions[1:] != positions[:-1] + 1
+    starts_mask = inside.copy()
+    starts_mask[1:] &= ~inside[:-1]
     starts = np.flatnonzero(starts_mask)
+    if not len(starts):
+        return np.empty(0, dtype=np.uint64)
     powers = _powers(len(data))
-    terms = (data[positions].astype(np.uint64) + np.uint64(1)) * powers[0][positions]
+    # Every byte's term, spaces' zeroed: a sum from one word's start to the next word's is then
+    # the word's alone (the gathers of the bytes inside words cost more than the extra terms).
+    terms = data.astype(np.uint64)
+    terms += np.uint64(1)
+    terms *= powers[0][: len(data)]
+    terms *= inside
     sums = np.add.reduceat(terms, starts)
     # Divide out M**(offset of the word's first byte): multiply by the inverse power.
-    hashes = sums * powers[1][positions[starts]]
+    hashes = sums * powers[1][starts]
     return _avalanche(hashes)
+
+
+def _has_unspaced(data: np.ndarray) -> bool:
+    """Whether UTF-8 ``data`` holds a character of a script without word spaces
+    (:data:`_UNSPACED`): its code points decoded at the lead bytes of 3- and 4-byte sequences
+    (the only ones those scripts use), as :data:`_HAS_UNSPACED` finds them in the text."""
+    leads = np.flatnonzero(data >= 0xE0)
+    if not len(leads):
+        return False
+    lead = data[leads].astype(np.int64)
+    three = lead < 0xF0
+    first, second, third = leads, leads + 1, leads + 2
+    points = np.where(
+        three,
+        (lead & 0x0F) << 12 | (data[second] & 0x3F).astype(np.int64) << 6
+        | (data[third] & 0x3F),
+        (lead & 0x07) << 18 | (data[second] & 0x3F).astype(np.int64) << 12
+        | (data[third] & 0x3F).astype(np.int64) << 6
+        | (data[np.minimum(first + 3, len(data) - 1)] & 0x3F),
+    )
+    return bool(np.any((points[:, None] >= _UNSPACED_RANGES[:, 0])
+                       & (points[:, None] <= _UNSPACED_RANGES[:, 1])))
 
 
 def _powers(length: int) -> tuple[np.ndarray, np.ndarray]:
