@@ -23,6 +23,7 @@ of an article does not (see :data:`warcdeboil.dedup.lsh.LEAD_CONTAINMENT`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from xxhash import xxh3_64_intdigest
 
@@ -72,7 +73,7 @@ _MARK_BYTES = 3
 _LINE_BYTES = LINE.encode()
 _COMMENTS_OPEN, _MAIN_OPEN = ROLE_OPEN[ROLE_COMMENTS], ROLE_OPEN[ROLE_MAIN]
 _COMMENT_AND_MAIN = re.compile(f"{_COMMENTS_OPEN} ?{_MAIN_OPEN}")
-_COMMENTS_MARKS = re.compile(f"[{_COMMENTS_OPEN}{ROLE_CLOSE[ROLE_COMMENTS]}]")
+_COMMENTS_CLOSE = ROLE_CLOSE[ROLE_COMMENTS]
 _JOIN = "\ufdd0"  # joins blocks while their inline marks become spaces (no block holds one)
 _SPACED_JOIN = f" {_JOIN} "  # a word of its own once the text is split on whitespace
 _LINKED = re.compile(f"{LINK_OPEN}([^{LINK_OPEN}{LINK_CLOSE}]*)")
@@ -148,6 +149,14 @@ def _holds_main(region: str) -> bool:
     return mains > 0 and mains > len(_COMMENT_AND_MAIN.findall(region))
 
 
+def _find_all(text: str, mark: str) -> Iterator[int]:
+    """Where each ``mark`` (one character) is in ``text``."""
+    at = text.find(mark)
+    while at >= 0:
+        yield at
+        at = text.find(mark, at + 1)
+
+
 def _without_comments(marked: str) -> str:
     """The marked text without the elements of the comments role (outermost ones; not one
     that holds an element of the main role that is not a comment too)."""
@@ -156,16 +165,19 @@ def _without_comments(marked: str) -> str:
     pieces: list[str] = []
     kept_from = depth = 0
     start = 0
-    for mark in _COMMENTS_MARKS.finditer(marked):
-        if mark.group() == _COMMENTS_OPEN:
+    # The marks in text order (str.find runs through the text ten times as fast as a
+    # character class of a regular expression does).
+    for at, opening in sorted([*((at, True) for at in _find_all(marked, _COMMENTS_OPEN)),
+                               *((at, False) for at in _find_all(marked, _COMMENTS_CLOSE))]):
+        if opening:
             if not depth:
-                start = mark.start()
+                start = at
             depth += 1
         elif depth:
             depth -= 1
-            if not depth and not _holds_main(marked[start : mark.end()]):
+            if not depth and not _holds_main(marked[start : at + 1]):
                 pieces += (marked[kept_from:start], LINE)
-                kept_from = mark.end()
+                kept_from = at + 1
     pieces.append(marked[kept_from:])
     return "".join(pieces)
 
@@ -204,7 +216,13 @@ def lead_digest(text: str) -> int:
     >>> lead_digest("Short\\nlines only")
     0
     """
-    for line in text.split("\n"):
-        if len(line) >= LEAD_CHARS:
+    start = 0
+    while start < len(text):  # line by line, the text not split whole (the lead comes early)
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        if end - start >= LEAD_CHARS:
+            line = text[start:end]
             return xxh3_64_intdigest(" ".join(tokens(line)).encode("utf-8", "surrogatepass")) or 1
+        start = end + 1
     return 0
