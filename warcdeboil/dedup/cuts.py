@@ -84,13 +84,13 @@ def _doomed_slots(pages: Sequence[PageText], slots: Sequence[Collection[int]]
     starts, last = _marks(data)
     is_role = (last >= _ROLE_FIRST) & (last <= _ROLE_LAST)
     positions = starts[is_role]
-    page = np.searchsorted(begin, positions, side="right") - 1  # of each role mark
+    page, first_marks = _owners(begin, positions)  # each role mark's page, each page's first
     code = last[is_role].astype(np.int64) - _ROLE_FIRST
     role, closing = np.divmod(code, 2)
     opening = closing == 0
     # Each opening mark's number among its page's (its slot's place in page.slots).
     opened = np.concatenate(([0], np.cumsum(opening)))  # openings before each mark, and all
-    ordinals = opened[1:] - 1 - opened[np.searchsorted(page, np.arange(len(texts)))][page]
+    ordinals = opened[1:] - 1 - opened[first_marks][page]
     # Main-role elements opened before each mark: an element holding one is never doomed.
     main_opens = opening & (role == ROLE_MAIN)
     mains_before = np.cumsum(main_opens) - main_opens
@@ -126,6 +126,13 @@ def _doomed_slots(pages: Sequence[PageText], slots: Sequence[Collection[int]]
     return found
 
 
+def _owners(begin: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The page of each of the sorted places ``at`` (pages start at ``begin``, the first at
+    0), and the first of them in each page (a search per page, not one per place)."""
+    firsts = np.searchsorted(at, begin)
+    return np.repeat(np.arange(len(begin)), np.diff(firsts, append=len(at))), firsts
+
+
 def _longest_blocks(marks: np.ndarray, begin: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """:func:`longest_block` of each page of a joined batch, where it is in the joined bytes
     (-1: none): ``marks`` are where the block marks start, ``begin`` and ``lengths`` where each
@@ -135,8 +142,7 @@ def _longest_blocks(marks: np.ndarray, begin: np.ndarray, lengths: np.ndarray) -
     ends = begin + lengths
     block_starts = np.insert(marks + _MARK_BYTES, np.searchsorted(marks, begin), begin)
     sizes = np.insert(marks, np.searchsorted(marks, ends), ends) - block_starts
-    page = np.searchsorted(begin, block_starts, side="right") - 1
-    page_first = np.searchsorted(page, np.arange(len(begin)))  # each page has a block
+    page, page_first = _owners(begin, block_starts)  # each page has a block
     longest = np.flatnonzero(sizes == np.maximum.reduceat(sizes, page_first)[page])
     first = longest[np.searchsorted(page[longest], np.arange(len(begin)))]
     return np.where(sizes[first] > 0, block_starts[first], -1)
