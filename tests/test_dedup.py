@@ -424,6 +424,31 @@ def test_word_hashes_are_the_reference_words_hashes() -> None:
     assert sum(len(_reference_word_hashes(text)) for text in texts) > 10_000
 
 
+def test_shingles_of_a_batch_are_each_texts_shingles() -> None:
+    """The stage shingles 64 pages at once: the same hashes as one text at a time, for texts
+    shorter than a shingle, empty, all punctuation, in unspaced scripts (cut by tokens()), and
+    the real text of a file, at every shingle width."""
+    import random
+
+    from warcdeboil.dedup.shingles import shingle_hashes_batch
+
+    rng = random.Random(5)
+    alphabet = [*"ab Cd. ,\n\xa0é“中文ไทย", "\U00020000"]
+    texts = ["", "one", "one two", " ,. ", "你好世界", Path(__file__).read_text(encoding="utf-8")]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 60)))
+              for _ in range(500)]
+    for width in (1, 3, 5, 8):
+        expected = [shingle_hashes(text, width).tolist() for text in texts]
+        assert sum(map(len, expected)) > 5000
+        for size in (1, 7, 64, len(texts)):
+            found = []
+            for start in range(0, len(texts), size):
+                found += shingle_hashes_batch(texts[start : start + size], width)
+            assert [hashes.tolist() for hashes in found] == expected
+    with pytest.raises(ValueError):
+        shingle_hashes_batch(["a"], 9)
+
+
 def test_lead_bucket_makes_candidates_of_dissimilar_signatures(tmp_path: Path) -> None:
     rng = np.random.default_rng(8)
     signatures = [(page, rng.integers(0, 2**32, size=128, dtype=np.uint32)) for page in range(6)]

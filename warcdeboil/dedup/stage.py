@@ -43,6 +43,7 @@ from .cuts import find_doomed_batch
 from .detect import DedupStats, PageSignatures, SignatureWriter, search
 from .groups import choose_keeper, group_members, roots_of
 from .lsh import LshParams
+from .shingles import shingle_hashes_batch
 from .spill import SortedSpill
 from .text import signature_text
 
@@ -54,8 +55,9 @@ __all__ = ["DEDUP_FORMAT", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob", "decide"
 # flat as the run grows (a run of dragnet's 1,381 pages has 44,192 bucket keys; eight times
 # as many pages spill 6 runs and merge them); more would only save merge passes.
 STAGE_RUN_ITEMS = 1 << 16
-# Pages signed together (what their templates remove is found for all at once: numpy's cost
-# per call is then paid once for many pages): 64 pages of dragnet are about 1 MB of marked text.
+# Pages signed together (what their templates remove and their shingles are found for all at
+# once: numpy's cost per call is then paid once for many pages): 64 dragnet pages are about
+# 1 MB of marked text.
 SIGN_BATCH = 64
 # Group files beside the signatures: each page's group (its root), what iter_url_groups reads.
 ROOTS = "roots.npy"
@@ -92,15 +94,19 @@ def sign_file(job: SignJob, progress: Callable[[int, int], None] | None = None) 
 
 def _sign_batch(batch: list[tuple[PageEntry, str, SiteProfile | None]],
                 writer: SignatureWriter) -> None:
-    """Sign pages in order; what their templates remove is found for all of them at once."""
+    """Sign pages in order; what their templates remove, and their shingles, are found for all
+    of them at once."""
     doomed = find_doomed_batch(
         [entry.page for entry, _, _ in batch],
         [profile.template if profile is not None else () for _, _, profile in batch],
         [profile.template_slots if profile is not None else () for _, _, profile in batch])
-    for (entry, site, profile), known in zip(batch, doomed, strict=True):
-        writer.add(signature_text(entry.page, profile, known), url=entry.url, date=entry.date,
-                   digest=entry.digest, ordinal=entry.ordinal, record_id=entry.record_id,
-                   site=site)
+    texts = [signature_text(entry.page, profile, known)
+             for (entry, _, profile), known in zip(batch, doomed, strict=True)]
+    for (entry, site, _), text, shingles in zip(batch, texts, shingle_hashes_batch(texts),
+                                                strict=True):
+        writer.add(text, url=entry.url, date=entry.date, digest=entry.digest,
+                   ordinal=entry.ordinal, record_id=entry.record_id, site=site,
+                   shingles=shingles)
 
 
 @dataclass
