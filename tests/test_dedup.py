@@ -434,7 +434,8 @@ def test_shingles_of_a_batch_are_each_texts_shingles() -> None:
 
     rng = random.Random(5)
     alphabet = [*"ab Cd. ,\n\xa0é“中文ไทย", "\U00020000"]
-    texts = ["", "one", "one two", " ,. ", "你好世界", Path(__file__).read_text(encoding="utf-8")]
+    texts = ["", "one", "one two", " ,. ", "你好世界", Path(__file__).read_text(encoding="utf-8"),
+             "many words " * 9000]  # 99 KB: a batch of its own, past the table of powers
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 60)))
               for _ in range(500)]
     for width in (1, 3, 5, 8):

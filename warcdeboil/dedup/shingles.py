@@ -206,9 +206,23 @@ def shingle_hashes_batch(texts: Sequence[str], width: int = SHINGLE_WORDS) -> li
     (it was half the cost of shingling a dragnet page one at a time)."""
     if width < 1 or width > len(_MIX):
         raise ValueError(f"shingle width must be 1..{len(_MIX)}, not {width}")
-    if not texts:
-        return []
     encoded = [text.lower().encode("utf-8", "surrogatepass") for text in texts]
+    # Texts together up to the largest table of powers (computing larger ones for each batch
+    # cost a third of its time).
+    out: list[np.ndarray] = []
+    start = size = 0
+    for end, data in enumerate(encoded):
+        if end > start and size + len(data) > 1 << _TABLE_BITS:
+            out += _shingle_batch(texts[start:end], encoded[start:end], width)
+            start, size = end, 0
+        size += len(data) + 1
+    if start < len(texts):
+        out += _shingle_batch(texts[start:], encoded[start:], width)
+    return out
+
+
+def _shingle_batch(texts: Sequence[str], encoded: list[bytes], width: int) -> list[np.ndarray]:
+    """:func:`shingle_hashes_batch` of texts whose lower-cased UTF-8 is ``encoded``."""
     lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
     begin = np.zeros(len(encoded), dtype=np.int64)
     np.cumsum(lengths[:-1] + 1, out=begin[1:])
