@@ -3,6 +3,12 @@
     python benchmarks/dedup_stage.py share ../shared/eval/dragnet.warc.gz [--repeat 3]
     python benchmarks/dedup_stage.py memory ../shared/eval/dragnet.warc.gz [--copies 8]
     python benchmarks/dedup_stage.py pipeline dup-crawl     # scripts/make_dup_crawl.py's output
+    python benchmarks/dedup_stage.py alone WORK [--repeat 0] # a run's work directory
+
+``alone``: the stage's two steps (``sign_file`` for each input, then ``decide``) in this process
+on a copy of a ``--dedup mark`` run's work directory, ``--repeat`` times (0: the imports alone),
+with their CPU seconds; under ``valgrind --tool=callgrind`` its instruction count, less that of
+``--repeat 0``, is the stage's.
 
 ``share``: ``warcdeboil clean --format jsonl --workers 1`` with ``--dedup mark`` (JSONL's
 default) and ``--dedup off``, alternating (a loaded machine drifts), CPU of the child processes
@@ -182,9 +188,35 @@ def pipeline(crawl_dir: Path) -> None:
         print(f"  wrong: {pages[a].url} {pages[b].url}")
 
 
+def alone(work: Path, repeat: int) -> None:
+    import shutil
+    import time
+
+    from warcdeboil.dedup.stage import decide, sign_file
+    from warcdeboil.duplicates import SignJob, signatures_dir
+    from warcdeboil.pagestore import page_store_path
+    from warcdeboil.sitekey import SiteKeyMode
+
+    meta = json.loads((work / "profiles" / "profiles.json").read_text(encoding="utf-8"))
+    inputs = len(list((work / "pages").glob("*.pages")))
+    with tempfile.TemporaryDirectory(prefix="warcdeboil-bench-") as tmp:
+        dedup = Path(tmp) / "dedup"
+        for _ in range(repeat):
+            shutil.rmtree(dedup, ignore_errors=True)
+            start = time.process_time()
+            for i in range(inputs):
+                sign_file(SignJob(str(page_store_path(work / "pages", i)),
+                                  str(signatures_dir(dedup)), i, str(work / "profiles"),
+                                  int(meta["partitions"]), SiteKeyMode(meta["site_key"])))
+            signed = time.process_time()
+            counts = decide(dedup, inputs)
+            print(f"sign {signed - start:.3f} CPU-s, decide {time.process_time() - signed:.3f}"
+                  f" CPU-s: {counts.to_dict()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["share", "memory", "pipeline"])
+    parser.add_argument("what", choices=["share", "memory", "pipeline", "alone"])
     parser.add_argument("archive", type=Path, help="an archive (pipeline: a generated crawl's "
                         "directory)")
     parser.add_argument("--repeat", type=int, default=3)
@@ -196,6 +228,8 @@ def main() -> None:
         share(args.archive, args.repeat)
     elif args.what == "pipeline":
         pipeline(args.archive)
+    elif args.what == "alone":
+        alone(args.archive, args.repeat)
     else:
         memory(args.archive, args.copies,
                ("--run-size", args.run_size) if args.run_size else ())

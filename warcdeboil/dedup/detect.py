@@ -98,11 +98,14 @@ class SignatureWriter:
         self._strings_at = 0
 
     def add(self, text: str, *, url: str = "", date: str = "", digest: bytes = b"",
-            ordinal: int | None = None, record_id: str = "", site: str = "") -> None:
-        """One page: its signature is made from ``text``; the rest is kept as given."""
+            ordinal: int | None = None, record_id: str = "", site: str = "",
+            shingles: np.ndarray | None = None) -> None:
+        """One page: its signature is made from ``text`` (``shingles``: its shingle hashes,
+        when the caller made them already); the rest is kept as given."""
         if len(digest) > MAX_DIGEST:
             raise ValueError(f"digest of {len(digest)} bytes (at most {MAX_DIGEST})")
-        shingles = shingle_hashes(text)
+        if shingles is None:
+            shingles = shingle_hashes(text)
         signature = self.hasher.signature(shingles)
         strings = [s.encode("utf-8", "surrogatepass") for s in (url, date, record_id, site)]
         sig_file, meta_file, str_file = self._files

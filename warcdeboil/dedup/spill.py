@@ -2,8 +2,8 @@
 
 The runs are written by :func:`warcdeboil.index.write_run` and merged by its
 :func:`~warcdeboil.index.merge_runs`, so the fan-in limit and the intermediate merges are the
-index's. Memory: at most ``run_items`` records are held before a
-spill, plus one record per open run during the merge.
+index's; records that fit in one run never reach the disk. Memory: at most ``run_items``
+records are held before a spill, plus one record per open run during the merge.
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ class SortedSpill:
 
     def add(self, key: bytes, payload: bytes) -> None:
         self._pending.append((key, payload))
-        self.peak_items = max(self.peak_items, len(self._pending))
         if len(self._pending) >= self.run_items:
             self._spill()
 
     def _spill(self) -> None:
         if not self._pending:
             return
+        self.peak_items = max(self.peak_items, len(self._pending))
         self._pending.sort()
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / f"{self.prefix}-r{self.runs:06d}.run"
@@ -60,7 +60,15 @@ class SortedSpill:
         self._pending = []
 
     def sorted(self) -> Iterator[bytes]:
-        """Every payload added, in key order; the run files are removed once read."""
+        """Every payload added, in key order; the run files are removed once read. Records
+        that never filled a run are not written at all: sorted in memory, where they are."""
+        if not self._paths:
+            pending, self._pending = self._pending, []
+            self.peak_items = max(self.peak_items, len(pending))
+            pending.sort()
+            for _key, payload in pending:
+                yield payload
+            return
         self._spill()
         try:
             yield from merge_runs(self._paths, fan_in=self.fan_in)

@@ -35,12 +35,15 @@ from ..duplicates import (
     signatures_dir,
     verdicts_path,
 )
-from ..pagestore import iter_page_store
+from ..fit import SiteProfile
+from ..pagestore import PageEntry, iter_page_store
 from ..profiles import ProfileReader
 from ..sitekey import SiteKeyer
+from .cuts import find_doomed_batch
 from .detect import DedupStats, PageSignatures, SignatureWriter, search
 from .groups import choose_keeper, group_members, roots_of
 from .lsh import LshParams
+from .shingles import shingle_hashes_batch
 from .spill import SortedSpill
 from .text import signature_text
 
@@ -52,6 +55,10 @@ __all__ = ["DEDUP_FORMAT", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob", "decide"
 # flat as the run grows (a run of dragnet's 1,381 pages has 44,192 bucket keys; eight times
 # as many pages spill 6 runs and merge them); more would only save merge passes.
 STAGE_RUN_ITEMS = 1 << 16
+# Pages signed together (what their templates remove and their shingles are found for all at
+# once: numpy's cost per call is then paid once for many pages): 64 dragnet pages are about
+# 1 MB of marked text.
+SIGN_BATCH = 64
 # Group files beside the signatures: each page's group (its root), what iter_url_groups reads.
 ROOTS = "roots.npy"
 _VERDICT = struct.Struct(">QIBdQ")  # page, group size, kind, similarity, kept page
@@ -63,23 +70,43 @@ def sign_file(job: SignJob, progress: Callable[[int, int], None] | None = None) 
     keyer = SiteKeyer(job.site_key)
     profiles = ProfileReader(Path(job.profiles_dir), job.partitions) if job.profiles_dir else None
     pages = 0
+    batch: list[tuple[PageEntry, str, SiteProfile | None]] = []
     try:
         with SignatureWriter(Path(job.directory), job.part) as writer:
             for entry in iter_page_store(Path(job.page_store)):
                 site = keyer(entry.url)
                 profile = profiles.get(site) if profiles is not None and site else None
-                writer.add(signature_text(entry.page, profile), url=entry.url, date=entry.date,
-                           digest=entry.digest, ordinal=entry.ordinal,
-                           record_id=entry.record_id, site=site)
+                batch.append((entry, site, profile))
+                if len(batch) == SIGN_BATCH:
+                    _sign_batch(batch, writer)
+                    batch.clear()
                 pages += 1
                 if progress is not None and pages % 256 == 0:
                     progress(256, 0)
+            _sign_batch(batch, writer)
     finally:
         if profiles is not None:
             profiles.close()
     if progress is not None and pages % 256:
         progress(pages % 256, 0)
     return pages
+
+
+def _sign_batch(batch: list[tuple[PageEntry, str, SiteProfile | None]],
+                writer: SignatureWriter) -> None:
+    """Sign pages in order; what their templates remove, and their shingles, are found for all
+    of them at once."""
+    doomed = find_doomed_batch(
+        [entry.page for entry, _, _ in batch],
+        [profile.template if profile is not None else () for _, _, profile in batch],
+        [profile.template_slots if profile is not None else () for _, _, profile in batch])
+    texts = [signature_text(entry.page, profile, known)
+             for (entry, _, profile), known in zip(batch, doomed, strict=True)]
+    for (entry, site, _), text, shingles in zip(batch, texts, shingle_hashes_batch(texts),
+                                                strict=True):
+        writer.add(text, url=entry.url, date=entry.date, digest=entry.digest,
+                   ordinal=entry.ordinal, record_id=entry.record_id, site=site,
+                   shingles=shingles)
 
 
 @dataclass
