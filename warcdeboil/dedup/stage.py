@@ -51,10 +51,11 @@ __all__ = ["DEDUP_FORMAT", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob", "decide"
            "iter_url_groups", "sign_file", "signatures_dir"]
 
 # Records (LSH bucket keys, group members, verdicts) held in memory before a sorted run is
-# spilled: about 110 bytes each with Python's overhead, so 7 MB. The stage's memory then stays
-# flat as the run grows (a run of dragnet's 1,381 pages has 44,192 bucket keys; eight times
-# as many pages spill 6 runs and merge them); more would only save merge passes.
-STAGE_RUN_ITEMS = 1 << 16
+# spilled: about 110 bytes each with Python's overhead, so under 2 MB. The stage's memory stays
+# flat once a run is full (dragnet's 1,381 pages have about 47,000 bucket keys: three runs).
+# With 65,536 the stage's peak RSS still grew 1.13x from dragnet to 8 times its pages, as the
+# one run filled up; with 16,384 it grows 1.05x. More would only save merge passes.
+STAGE_RUN_ITEMS = 1 << 14
 # Pages signed together (what their templates remove and their shingles are found for all at
 # once: numpy's cost per call is then paid once for many pages): 64 dragnet pages are about
 # 1 MB of marked text.
