@@ -14,16 +14,27 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from ..dom import MAX_SLOT_SHARE, ROLE_MAIN, ROLES, Doomed, PageText
+from ..dom import (
+    BLOCK_SPLIT,
+    MAX_SLOT_SHARE,
+    ROLE_CLOSE,
+    ROLE_MAIN,
+    ROLE_OPEN,
+    ROLES,
+    Doomed,
+    PageText,
+)
 
 __all__ = ["find_doomed_batch", "longest_block"]
 
-# Marks are three bytes, EF B7 xx (U+FDD0..U+FDEF); their last byte tells them apart.
+# Marks are three bytes, EF B7 xx (U+FDD0..U+FDEF are EF B7 90..AF); their last byte tells them
+# apart. Both tables below are read off dom's definitions, so the two cannot drift apart.
 _LEAD, _SECOND = 0xEF, 0xB7
-_ROLE_FIRST, _ROLE_LAST = 0xA1, 0xAA  # role marks: OPEN, CLOSE of role 0, then of role 1 ...
-_BLOCK_MARK = np.zeros(256, dtype=bool)  # last bytes of dom's block marks (_BLOCK_MARK_BYTES)
-for _low, _high in ((0x90, 0x92), (0x95, 0x9B), (0x9D, 0x9E), (_ROLE_FIRST, _ROLE_LAST)):
-    _BLOCK_MARK[_low : _high + 1] = True
+# Role marks: OPEN, CLOSE of role 0, then of role 1 ...
+_ROLE_FIRST, _ROLE_LAST = ROLE_OPEN[0].encode()[-1], ROLE_CLOSE[-1].encode()[-1]
+# Last bytes of the marks that end a text block (dom's BLOCK_SPLIT).
+_BLOCK_MARK = np.array([0x90 <= low <= 0xAF and BLOCK_SPLIT.fullmatch(chr(0xFDD0 + low - 0x90))
+                        is not None for low in range(256)], dtype=bool)
 _MARK_BYTES = 3
 _BETWEEN = b"\n"  # between two pages' bytes when a batch is joined: no mark spans it
 
