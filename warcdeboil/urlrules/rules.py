@@ -471,15 +471,11 @@ class SeenUrls:
     def __init__(self, rules: UrlRules) -> None:
         self.rules = rules
         self._by_form: dict[str, dict[str, tuple[frozenset[Key], _Site | None]]] = {}
-        self._count = 0
 
     def add(self, url: str) -> None:
         """Note ``url`` as fetched (again: no change)."""
         form, trace, site = self.rules._trace(url)
-        same = self._by_form.setdefault(form, {})
-        if url not in same:
-            same[url] = (frozenset(trace), site)
-            self._count += 1
+        self._by_form.setdefault(form, {}).setdefault(url, (frozenset(trace), site))
 
     def with_form(self, form: str) -> Iterator[tuple[str, frozenset[Key], _Site | None]]:
         """The seen URLs whose canonical form is ``form``, in the order they were added, each
@@ -495,4 +491,4 @@ class SeenUrls:
             yield from same
 
     def __len__(self) -> int:
-        return self._count
+        return sum(map(len, self._by_form.values()))
