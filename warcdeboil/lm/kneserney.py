@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .counts import CountTable, adjusted_counts, count_of_counts
+from .counts import CountTable
+from .keyindex import KeyIndex
 from .units import UNK
 
 __all__ = ["Level", "discounts", "estimate"]
@@ -45,50 +46,16 @@ class Level:
     words: np.ndarray
 
     def __post_init__(self) -> None:
-        # A directory of the keys by their top bits (keys are hashes: uniform), one or two keys
-        # a bucket, and a binary search of fixed steps from the start of the key's bucket: the
-        # keys after its bucket are all larger, so no step needs the bucket's end. Scoring a
-        # page is numpy calls on a few hundred keys, so few calls matter more than few reads
-        # (600 keys in 2.4 million: searchsorted 91 µs, a search in each bucket with its
-        # bounds 71 µs, this one 45 µs; 0.11 µs a key in large batches).
-        n = len(self.keys)
-        self._bits = max(int(n).bit_length() - 1, 0)
-        self._shift = np.uint64(64 - self._bits)
-        self._steps: list[int] = []
-        if self._bits:
-            edges = np.arange(1 << self._bits, dtype=np.uint64) << self._shift
-            offsets = np.searchsorted(self.keys, edges)
-            self._offsets = (offsets - 1).astype(np.int32)  # the search starts before it
-            widest = int(np.diff(np.append(offsets, n)).max())
-            self._steps = [1 << s for s in reversed(range(widest.bit_length()))]
-            padded = np.empty(n + (1 << len(self._steps)), np.uint64)
-            padded[:n] = self.keys
-            padded[n:] = np.uint64(2**64 - 1)
-            self._padded = padded
-            self.keys = padded[:n]
+        # Scoring looks keys up in batches of a few hundred: a padded directory (``keyindex``).
+        self._index = KeyIndex(self.keys, pad=True)
+        self.keys = self._index.keys
 
     def __len__(self) -> int:
         return len(self.keys)
 
     def rows(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Rows of ``keys`` (0 where absent) and whether each was found."""
-        n = len(self.keys)
-        if not n:
-            return np.zeros(len(keys), np.int64), np.zeros(len(keys), bool)
-        if not self._bits:
-            at = np.searchsorted(self.keys, keys)
-            at[at >= n] = 0
-            return at, self.keys[at] == keys
-        at = self._offsets[(keys >> self._shift).astype(np.intp)].astype(np.intp)
-        padded = self._padded
-        for step in self._steps:  # the last key at most ``keys``
-            probe = at + step
-            at = np.where(padded[probe] <= keys, probe, at)
-        np.maximum(at, 0, out=at)
-        found = padded[at] == keys
-        found &= at < n
-        at[~found] = 0
-        return at, found
+        return self._index.rows(keys)
 
 
 def discounts(n: np.ndarray) -> tuple[float, float, float]:
@@ -107,14 +74,6 @@ def discounts(n: np.ndarray) -> tuple[float, float, float]:
     return found
 
 
-def _isin_sorted(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
-    if not len(sorted_keys):
-        return np.zeros(len(values), bool)
-    at = np.searchsorted(sorted_keys, values)
-    at[at == len(sorted_keys)] = 0
-    return sorted_keys[at] == values
-
-
 def _discount(adjusted: np.ndarray, d: tuple[float, float, float]) -> np.ndarray:
     return np.where(adjusted >= 3, d[2], np.where(adjusted == 2, d[1], d[0]))
 
@@ -125,29 +84,61 @@ def estimate(tables: list[CountTable], min_counts: tuple[int, ...],
 
     ``min_counts[k]``: n-grams of order k+1 with a smaller adjusted count are pruned, unless
     a longer kept n-gram needs them as its context or suffix. ``tables`` are consumed.
+
+    Each n-gram's context and suffix are looked up once, as rows of the order below; the
+    continuation counts, what is kept and the sums by context are then counts and sums over
+    those rows (``np.bincount``), with no sort and no other search.
     """
-    # An n-gram whose context or suffix was dropped from a bounded table cannot be placed.
+    suffix_rows: list[np.ndarray] = [np.empty(0, np.intp)]
+    context_rows: list[np.ndarray] = [np.empty(0, np.intp)]
     for k in range(1, len(tables)):
-        table, below = tables[k], tables[k - 1].keys
-        ok = _isin_sorted(table.suffixes, below) & _isin_sorted(table.contexts, below)
+        table, below = tables[k], KeyIndex(tables[k - 1].keys)
+        suffixes, suffix_found = below.rows(table.suffixes)
+        contexts, context_found = below.rows(table.contexts)
+        # An n-gram whose context or suffix was dropped from a bounded table cannot be placed.
+        ok = suffix_found & context_found
         if not ok.all():
             table.keys, table.contexts = table.keys[ok], table.contexts[ok]
             table.suffixes, table.counts = table.suffixes[ok], table.counts[ok]
-    adjusted = adjusted_counts(tables)
-    n = snapshot if snapshot is not None else count_of_counts(tables)
+            suffixes, contexts = suffixes[ok], contexts[ok]
+        suffix_rows.append(suffixes)
+        context_rows.append(contexts)
+    adjusted = _adjusted(tables, suffix_rows)
+    n = snapshot if snapshot is not None else np.array(
+        [np.bincount(np.minimum(a, 5), minlength=6)[1:5] for a in adjusted], dtype=np.int64)
     per_order = [discounts(row) for row in n]
     keep = [np.ones(len(t), bool) for t in tables]
     for k in range(len(tables) - 1, 0, -1):
         keep[k] &= adjusted[k] >= min_counts[k]
         if k + 1 < len(tables):
-            longer = tables[k + 1]
-            keep[k] |= _isin_sorted(tables[k].keys, np.unique(longer.suffixes[keep[k + 1]]))
-            keep[k] |= _isin_sorted(tables[k].keys, np.unique(longer.contexts[keep[k + 1]]))
+            keep[k][suffix_rows[k + 1][keep[k + 1]]] = True
+            keep[k][context_rows[k + 1][keep[k + 1]]] = True
     levels = [_unigrams(tables[0], adjusted[0], per_order[0])]
     vocabulary = [str(unit) for unit in tables[0].units.tolist()]
+    # The row in its level of each row of a table (-1: not kept): the unigram level has <unk>.
+    at_unk = int(np.searchsorted(tables[0].keys, np.uint64(UNK)))
+    level_rows = np.arange(len(tables[0]), dtype=np.intp)
+    level_rows[at_unk:] += 1
     for k in range(1, len(tables)):
-        levels.append(_order(tables[k], adjusted[k], keep[k], per_order[k], levels[k - 1]))
+        levels.append(_order(tables[k], adjusted[k], keep[k], per_order[k], levels[k - 1],
+                             level_rows, suffix_rows[k], context_rows[k]))
+        level_rows = np.cumsum(keep[k], dtype=np.intp) - 1
+        level_rows[~keep[k]] = -1
     return levels, vocabulary, per_order
+
+
+def _adjusted(tables: list[CountTable], suffix_rows: list[np.ndarray]) -> list[np.ndarray]:
+    """``counts.adjusted_counts`` from the rows of the suffixes: the continuation count of an
+    n-gram is how many n-grams of the order above have it as their suffix."""
+    adjusted = []
+    for k, table in enumerate(tables):
+        if k + 1 == len(tables):
+            adjusted.append(table.counts)
+            break
+        continuations = np.bincount(suffix_rows[k + 1], minlength=len(table))
+        adjusted.append(np.where(continuations > 0, continuations, table.counts)
+                        .astype(np.int64))
+    return adjusted
 
 
 def _unigrams(table: CountTable, adjusted: np.ndarray, d: tuple[float, float, float]) -> Level:
@@ -166,19 +157,27 @@ def _unigrams(table: CountTable, adjusted: np.ndarray, d: tuple[float, float, fl
 
 
 def _order(table: CountTable, adjusted: np.ndarray, keep: np.ndarray,
-           d: tuple[float, float, float], below: Level) -> Level:
-    contexts, inverse = np.unique(table.contexts, return_inverse=True)
-    totals = np.bincount(inverse, weights=adjusted)
+           d: tuple[float, float, float], below: Level, below_rows: np.ndarray,
+           suffix_rows: np.ndarray, context_rows: np.ndarray) -> Level:
+    """The level of ``table``'s order; ``below_rows``: the row in ``below`` of each row of the
+    table below, whose rows ``suffix_rows`` and ``context_rows`` are."""
+    size = len(below_rows)
+    # Sums by context in the table's order, as np.unique's inverse would give them.
+    totals = np.bincount(context_rows, weights=adjusted, minlength=size)
     cut = _discount(adjusted, d)
-    mass = np.bincount(inverse, weights=np.where(keep, cut, adjusted))
-    gamma = mass / totals
-    at, found = below.rows(contexts)
-    below.bow[at[found]] = np.log10(np.maximum(gamma[found], 1e-300))
-    rows_of_suffix, _ = below.rows(table.suffixes[keep])
-    inverse = inverse[keep]
-    lower = np.power(10.0, below.logp[rows_of_suffix].astype(np.float64))
-    p = (adjusted[keep] - cut[keep]) / totals[inverse] + gamma[inverse] * lower
-    context_rows, _ = below.rows(table.contexts[keep])
+    mass = np.bincount(context_rows, weights=np.where(keep, cut, adjusted), minlength=size)
+    present = np.zeros(size, bool)
+    present[context_rows] = True
+    used = np.flatnonzero(present)
+    gamma = np.zeros(size)
+    gamma[used] = mass[used] / totals[used]
+    rows = below_rows[used]
+    kept = rows >= 0
+    below.bow[rows[kept]] = np.log10(np.maximum(gamma[used[kept]], 1e-300))
+    contexts = context_rows[keep]
+    suffixes = below_rows[suffix_rows[keep]]
+    lower = np.power(10.0, below.logp[suffixes].astype(np.float64))
+    p = (adjusted[keep] - cut[keep]) / totals[contexts] + gamma[contexts] * lower
     return Level(table.keys[keep], np.log10(p).astype(np.float32),
-                 np.zeros(int(keep.sum()), np.float32), context_rows.astype(np.int32),
-                 below.words[rows_of_suffix].astype(np.int32))
+                 np.zeros(int(keep.sum()), np.float32), below_rows[contexts].astype(np.int32),
+                 below.words[suffixes].astype(np.int32))
