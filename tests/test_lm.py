@@ -22,7 +22,15 @@ from warcdeboil.lm.arpa import read_arpa, write_arpa
 from warcdeboil.lm.chars import char_text
 from warcdeboil.lm.counts import NgramCounts
 from warcdeboil.lm.model import WORD_NOISE_BIAS, WORD_NOISE_WEIGHTS
-from warcdeboil.lm.units import BOUNDARY, LINE, split_units, token_id, token_ids, units
+from warcdeboil.lm.units import (
+    BOUNDARY,
+    LINE,
+    extend_keys,
+    split_units,
+    token_id,
+    token_ids,
+    units,
+)
 
 
 def _prob(model: LanguageModel, context: list[str], unit: str) -> float:
@@ -400,3 +408,57 @@ def test_line_features_are_the_log_probabilities_of_each_line() -> None:
     for line, row in zip(text.split("\n"), features, strict=True):
         logp = model.log10_probs(token_ids(line, keep_empty=True))
         assert row[1] == pytest.approx(np.mean(logp < -3)) and row[2] == pytest.approx(-logp.min())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(LINES, min_size=1, max_size=4), st.integers(min_value=1, max_value=4))
+def test_counts_are_those_of_every_ngram_of_the_text(chunks: list[list[str]], order: int) -> None:
+    # Each chunk counted on its own and merged: keys, counts, contexts and suffixes of every
+    # order are those of the n-grams of the lines, <s> only at their start.
+    from collections import Counter
+
+    counts = NgramCounts(order=order)
+    every: Counter[tuple[str, ...]] = Counter()
+    for lines in chunks:
+        counts.add_text("\n".join(lines))
+        for line in lines:
+            if not line.strip():
+                continue
+            words = ["\n", *line.split(), "\n"]
+            for k in range(1, order + 1):
+                every.update(tuple(words[i - k + 1:i + 1]) for i in range(max(k - 1, 1),
+                                                                           len(words)))
+
+    def key(gram: tuple[str, ...]) -> int:
+        ids = np.array([token_id(unit) for unit in gram], np.uint64)
+        value = ids[:1]
+        for unit in ids[1:]:
+            value = extend_keys(value, np.array([unit], np.uint64))
+        return int(value[0])
+
+    for k, table in enumerate(counts.tables, 1):
+        grams = {key(gram): gram for gram in every if len(gram) == k}
+        assert table.keys.tolist() == sorted(grams)
+        assert table.counts.tolist() == [every[grams[x]] for x in table.keys.tolist()]
+        if k == 1:
+            assert table.units.tolist() == ["</s>" if grams[x] == ("\n",) else grams[x][0]
+                                            for x in table.keys.tolist()]
+        else:
+            assert table.contexts.tolist() == [key(grams[x][:-1]) for x in table.keys.tolist()]
+            assert table.suffixes.tolist() == [key(grams[x][1:]) for x in table.keys.tolist()]
+
+
+def test_keys_alike_in_their_high_bits_are_still_sorted_and_grouped() -> None:
+    # Training packs positions into the keys' low bits to sort them; keys that differ only
+    # there (rare for hashes) are put in order afterwards.
+    from warcdeboil.lm.counts import _key_order
+
+    rng = np.random.default_rng(3)
+    keys = np.concatenate([rng.integers(0, 64, 500).astype(np.uint64) + np.uint64(2**63),
+                           rng.integers(0, 2**64 - 1, 500, dtype=np.uint64)])
+    keys = np.concatenate([keys, keys[:300]])  # repeated keys
+    rng.shuffle(keys)
+    order, ordered = _key_order(keys)
+    assert np.array_equal(ordered, np.sort(keys))
+    assert np.array_equal(keys[order], ordered)
+    assert sorted(order.tolist()) == list(range(len(keys)))

@@ -89,12 +89,12 @@ def estimate(tables: list[CountTable], min_counts: tuple[int, ...],
     continuation counts, what is kept and the sums by context are then counts and sums over
     those rows (``np.bincount``), with no sort and no other search.
     """
-    suffix_rows: list[np.ndarray] = [np.empty(0, np.intp)]
-    context_rows: list[np.ndarray] = [np.empty(0, np.intp)]
+    suffix_rows: list[np.ndarray] = [np.empty(0, np.int32)]
+    context_rows: list[np.ndarray] = [np.empty(0, np.int32)]
     for k in range(1, len(tables)):
         table, below = tables[k], KeyIndex(tables[k - 1].keys)
-        suffixes, suffix_found = below.rows(table.suffixes)
-        contexts, context_found = below.rows(table.contexts)
+        suffixes, suffix_found = _rows(below, table.suffixes)
+        contexts, context_found = _rows(below, table.contexts)
         # An n-gram whose context or suffix was dropped from a bounded table cannot be placed.
         ok = suffix_found & context_found
         if not ok.all():
@@ -117,14 +117,28 @@ def estimate(tables: list[CountTable], min_counts: tuple[int, ...],
     vocabulary = [str(unit) for unit in tables[0].units.tolist()]
     # The row in its level of each row of a table (-1: not kept): the unigram level has <unk>.
     at_unk = int(np.searchsorted(tables[0].keys, np.uint64(UNK)))
-    level_rows = np.arange(len(tables[0]), dtype=np.intp)
+    level_rows = np.arange(len(tables[0]), dtype=np.int32)
     level_rows[at_unk:] += 1
     for k in range(1, len(tables)):
         levels.append(_order(tables[k], adjusted[k], keep[k], per_order[k], levels[k - 1],
                              level_rows, suffix_rows[k], context_rows[k]))
-        level_rows = np.cumsum(keep[k], dtype=np.intp) - 1
+        suffix_rows[k] = context_rows[k] = adjusted[k] = np.empty(0)  # memory: done with
+        level_rows = np.cumsum(keep[k], dtype=np.int32) - 1
         level_rows[~keep[k]] = -1
     return levels, vocabulary, per_order
+
+
+LOOKUP_BLOCK = 1 << 18  # keys looked up at once: the search's temporaries are 40 bytes a key
+
+
+def _rows(index: KeyIndex, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``index.rows`` as int32, a block of queries at a time (memory: the tables are large)."""
+    rows = np.empty(len(queries), np.int32)
+    found = np.empty(len(queries), bool)
+    for start in range(0, len(queries), LOOKUP_BLOCK):
+        block = slice(start, start + LOOKUP_BLOCK)
+        rows[block], found[block] = index.rows(queries[block])
+    return rows, found
 
 
 def _adjusted(tables: list[CountTable], suffix_rows: list[np.ndarray]) -> list[np.ndarray]:

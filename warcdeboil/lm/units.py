@@ -16,14 +16,15 @@ word. Each line is a sentence: ``BOUNDARY`` stands for the line break, ``</s>`` 
 
 from __future__ import annotations
 
+import itertools
 import re
 from itertools import repeat
 
 import numpy as np
 import xxhash
 
-__all__ = ["BOUNDARY", "LINE", "UNK", "distinct_ids", "extend_keys", "split_units", "token_id",
-           "token_ids", "units"]
+__all__ = ["BOUNDARY", "LINE", "UNK", "distinct_ids", "extend_keys", "numbered_units",
+           "split_units", "token_id", "token_ids", "units"]
 
 # Scripts written without spaces between words: one unit a character.
 _UNSPACED = ("\u0e00-\u0eff"      # Thai, Lao
@@ -64,6 +65,20 @@ def distinct_ids(found: list[str]) -> dict[str, int]:
     distinct = list(dict.fromkeys(found))
     encoded = map(str.encode, distinct, repeat("utf-8"), repeat("surrogatepass"))
     return dict(zip(distinct, map(xxhash.xxh3_64_intdigest, encoded), strict=True))
+
+
+def numbered_units(found: list[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The distinct units of ``found`` (``LINE`` among them, last if ``found`` has none), their
+    ids (``BOUNDARY`` for ``LINE``), and the number of each unit of ``found`` among them (one
+    pass of C over the units; the ids are hashed once a distinct unit)."""
+    number = dict(zip(dict.fromkeys(found), itertools.count()))
+    number.setdefault(LINE, len(number))
+    distinct = list(number)
+    encoded = map(str.encode, distinct, repeat("utf-8"), repeat("surrogatepass"))
+    ids = np.fromiter(map(xxhash.xxh3_64_intdigest, encoded), np.uint64, count=len(distinct))
+    ids[number[LINE]] = BOUNDARY
+    numbers = np.fromiter(map(number.__getitem__, found), np.intp, count=len(found))
+    return distinct, ids, numbers
 
 
 BOUNDARY = token_id("\n")  # line break: </s> when predicted, <s> as a context (never a unit)
