@@ -147,12 +147,11 @@ class NgramCounts:
         """Count the n-grams of a chunk's units, given as numbers of distinct units with their
         ids and names."""
         units = ids[number]
-        positions = np.arange(len(units))
-        boundary = np.where(units == BOUNDARY, positions, 0)
-        last_boundary = np.maximum.accumulate(boundary)  # at or before each position
-        since = np.empty(len(units), dtype=np.int64)  # units since the boundary before i
-        since[0] = 0
-        since[1:] = positions[1:] - last_boundary[:-1]
+        inner = units != BOUNDARY  # units an n-gram may hold inside it
+        # Where an n-gram of the order ends: it may start at a boundary (<s>), but hold none
+        # inside it; for bigrams, every position but the first.
+        valid = np.ones(len(units), dtype=bool)
+        valid[0] = False
         previous = units
         for table in self.tables:
             k = table.order
@@ -166,8 +165,10 @@ class NgramCounts:
                 continue
             keys = np.zeros(len(units), dtype=np.uint64)
             keys[1:] = extend_keys(previous[:-1], units[1:])
-            # An n-gram may start at a boundary (<s>) but not hold one inside it.
-            at = np.flatnonzero(since >= k - 1)  # never 0: since[0] is 0
+            if k > 2:  # the n-gram ending at i holds the unit at i - k + 2 inside it
+                valid[k - 1:] &= inner[1:len(units) - k + 2]
+                valid[:k - 1] = False
+            at = np.flatnonzero(valid)
             order, ordered = _key_order(keys[at])
             first = np.ones(len(ordered), dtype=bool)
             first[1:] = ordered[1:] != ordered[:-1]
