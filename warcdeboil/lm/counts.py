@@ -2,8 +2,9 @@
 
 Each order has one table: sorted 64-bit keys, and for every key its context's key (the n-gram
 without its last unit), its suffix's key (without its first unit) and its count. A chunk of
-text is hashed to unit ids, turned into the keys of every order at once, counted with a sort,
-and merged into the tables by binary search (no sort of the whole table). A table that grows
+text is numbered by distinct unit and hashed to unit ids; unigrams are counted by number, the
+keys of each higher order counted with a sort, and merged into the tables by binary search (no
+sort of the whole table). A table that grows
 past its capacity drops its rarest entries, as word2vec reduces its vocabulary: every entry
 counted at most ``threshold`` times goes, and the threshold rises by one each time, until a
 quarter of the table is free. Memory is therefore bounded by the capacities, whatever the
@@ -193,9 +194,9 @@ class NgramCounts:
 def _key_order(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions of ``keys`` in key order (equal keys together, in any order), and the keys in
     that order. Keys are hashes: their high bits sorted with the position packed into the low
-    ones (``np.sort``, not ``np.argsort``: a third as fast again, measured) order them, but
-    for the few keys alike in all the high bits, which a stable sort of the almost sorted keys
-    then puts right."""
+    ones order them (``np.sort`` and two gathers: 11-18 % less time than ``np.argsort`` on
+    230,000-450,000 keys, measured), but for the few keys alike in all the high bits, which a
+    stable sort of the almost sorted keys then puts right."""
     n = len(keys)
     bits = max(n - 1, 1).bit_length()
     low = np.uint64((1 << bits) - 1)

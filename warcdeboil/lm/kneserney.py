@@ -114,7 +114,7 @@ def estimate(tables: list[CountTable], min_counts: tuple[int, ...],
             keep[k][suffix_rows[k + 1][keep[k + 1]]] = True
             keep[k][context_rows[k + 1][keep[k + 1]]] = True
     levels = [_unigrams(tables[0], adjusted[0], per_order[0])]
-    vocabulary = [str(unit) for unit in tables[0].units.tolist()]
+    vocabulary: list[str] = tables[0].units.tolist()  # str objects already
     # The row in its level of each row of a table (-1: not kept): the unigram level has <unk>.
     at_unk = int(np.searchsorted(tables[0].keys, np.uint64(UNK)))
     level_rows = np.arange(len(tables[0]), dtype=np.int32)

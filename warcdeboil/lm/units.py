@@ -71,14 +71,20 @@ def numbered_units(found: list[str]) -> tuple[list[str], np.ndarray, np.ndarray]
     """The distinct units of ``found`` (``LINE`` among them, last if ``found`` has none), their
     ids (``BOUNDARY`` for ``LINE``), and the number of each unit of ``found`` among them (one
     pass of C over the units; the ids are hashed once a distinct unit)."""
-    number = dict(zip(dict.fromkeys(found), itertools.count()))
-    number.setdefault(LINE, len(number))
-    distinct = list(number)
+    # One pass of the dictionary: each unit gets the position where it first occurs, which
+    # numpy then turns into its number (a third less time than numbering the distinct units
+    # first and looking every unit up after, measured).
+    first: dict[str, int] = {}
+    positions = np.fromiter(map(first.setdefault, found, itertools.count()), np.intp,
+                            count=len(found))
+    first.setdefault(LINE, len(found))
+    distinct = list(first)
+    number = np.empty(len(found) + 1, np.intp)
+    number[np.fromiter(first.values(), np.intp, count=len(distinct))] = np.arange(len(distinct))
     encoded = map(str.encode, distinct, repeat("utf-8"), repeat("surrogatepass"))
     ids = np.fromiter(map(xxhash.xxh3_64_intdigest, encoded), np.uint64, count=len(distinct))
-    ids[number[LINE]] = BOUNDARY
-    numbers = np.fromiter(map(number.__getitem__, found), np.intp, count=len(found))
-    return distinct, ids, numbers
+    ids[number[first[LINE]]] = BOUNDARY
+    return distinct, ids, number[positions]
 
 
 BOUNDARY = token_id("\n")  # line break: </s> when predicted, <s> as a context (never a unit)
