@@ -462,3 +462,15 @@ def test_keys_alike_in_their_high_bits_are_still_sorted_and_grouped() -> None:
     assert np.array_equal(ordered, np.sort(keys))
     assert np.array_equal(keys[order], ordered)
     assert sorted(order.tolist()) == list(range(len(keys)))
+
+
+def test_units_are_numbered_by_first_occurrence_with_their_ids() -> None:
+    from warcdeboil.lm.units import numbered_units
+
+    distinct, ids, numbers = numbered_units(["b", "a", "b", LINE, "c", "a"])
+    assert distinct == ["b", "a", LINE, "c"]
+    assert numbers.tolist() == [0, 1, 0, 2, 3, 1]
+    assert ids.tolist() == [token_id("b"), token_id("a"), BOUNDARY, token_id("c")]
+    distinct, ids, numbers = numbered_units(["x", "x"])  # no line break: one is added, last
+    assert distinct == ["x", LINE] and numbers.tolist() == [0, 0]
+    assert ids.tolist() == [token_id("x"), BOUNDARY]

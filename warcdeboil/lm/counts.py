@@ -4,12 +4,12 @@ Each order has one table: sorted 64-bit keys, and for every key its context's ke
 without its last unit), its suffix's key (without its first unit) and its count. A chunk of
 text is numbered by distinct unit and hashed to unit ids; unigrams are counted by number, the
 keys of each higher order counted with a sort, and merged into the tables by binary search (no
-sort of the whole table). A table that grows
-past its capacity drops its rarest entries, as word2vec reduces its vocabulary: every entry
-counted at most ``threshold`` times goes, and the threshold rises by one each time, until a
-quarter of the table is free. Memory is therefore bounded by the capacities, whatever the
-amount of text; the price is that n-grams rarer than the final threshold are undercounted or
-absent, which is where a compact model would prune them anyway.
+sort of the whole table). A table that grows past its capacity drops its rarest entries, as
+word2vec reduces its vocabulary: every entry counted at most ``threshold`` times goes, and the
+threshold rises by one each time, until a quarter of the table is free. Memory is therefore
+bounded by the capacities, whatever the amount of text; the price is that n-grams rarer than
+the final threshold are undercounted or absent, which is where a compact model would prune
+them anyway.
 """
 
 from __future__ import annotations
