@@ -194,8 +194,8 @@ class _Walk:
             sign_batch(batch, self.signer, doomed)
         for (entry, _, profile), known in zip(batch, doomed, strict=True):
             cleaning = clean_page(entry.page, profile, self.job.mode, known)
-            language = identify(cleaning.cleaned.text).language
-            page: Cleaned = (entry.ordinal, entry.url, *cleaning, language)
+            language, confidence = identify(cleaning.cleaned.text)
+            page: Cleaned = (entry.ordinal, entry.url, *cleaning, language, confidence)
             kept.add(page)
             if self.scorer is not None:
                 self.pending.append(page)
