@@ -4,8 +4,9 @@ The language-model stage (:mod:`.lm_fit`) cleans every page with its site's prof
 and score its text; it keeps what it made here, so that pass 2 writes those pages without
 cleaning them a second time (on dragnet, content mode: 2.3 CPU-s of a 7.9 CPU-s run). An entry
 is a page's :class:`~warcdeboil.dom.CleanText`, its kept blocks (every field, so pass 2 sees the
-very blocks it would have made) and its removal counts, as JSON, zstd-compressed, length-prefixed
-(no pickle: a work directory must not be able to run code).
+very blocks it would have made), its removal counts and its text's language with the confidence
+in it (pass 2 does not identify it again), as JSON, zstd-compressed, length-prefixed (no
+pickle: a work directory must not be able to run code).
 """
 
 from __future__ import annotations

@@ -15,9 +15,17 @@ into compressed spill files, one per input, language and half. Then:
   perplexity, as CCNet does: ``head`` the lowest 30 %, ``middle`` the next 30 %, ``tail`` the
   rest.
 
-The pages cleaned here are kept (:mod:`.cleanstore`), and so are their perplexities: pass 2
-writes them from there without cleaning them again, nor scoring them again unless it needs each
-line's score (``--line-perplexity``, ``--max-line-perplexity``).
+The pages cleaned here are kept (:mod:`.cleanstore`) with their language, and so are their
+perplexities: pass 2 writes them from there without cleaning them again, identifying their
+language again, nor scoring them again unless it needs each line's score
+(``--line-perplexity``, ``--max-line-perplexity``). With a given model the pages are scored as
+they are cleaned; with ``--lm auto``, once the models are trained, from the kept pages.
+
+One walk of the page stores serves the duplicate stage too (``prepare_lm(sign=)``, when both
+run): what each page's template removes is found once, for a batch of pages
+(:func:`.dedup.stage.doomed_of`), for the cleaning and for the duplicate signature
+(:func:`.dedup.stage.sign_batch`), which would otherwise read every page store again and find
+the same cuts (on dragnet, 0.44 CPU-s of the two stages' 4.0).
 
 Pages whose language is unsure (``language`` null) are neither trained on nor bucketed.
 """

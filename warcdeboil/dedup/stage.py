@@ -4,7 +4,9 @@
    gets its signature text (:func:`~.text.signature_text`: the page without its site's fitted
    template), then shingles and a MinHash signature, written to disk with the page's URL, date,
    record id, site, text length and payload digest (:class:`~.detect.SignatureWriter`). No HTML
-   is parsed again.
+   is parsed again. When the language-model stage runs too, its walk of the page stores signs
+   the pages (:func:`sign_batch` with the template cuts it found for its cleaning:
+   :mod:`warcdeboil.lm_fit`), and this step is skipped.
 2. :func:`decide` (one process): the parts of all inputs as one run of pages, exact and near
    duplicates joined across sites (:func:`~.detect.search`), each group's kept page chosen
    (:func:`~.groups.choose_keeper`), and one side file of verdicts per input, in record order
