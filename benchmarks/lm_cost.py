@@ -13,11 +13,16 @@ The first call makes a work directory (``--work``, kept): a content-mode run wit
 - ``stage``: the stage before pass 2 for buckets with a given model (``lm_fit.prepare_lm``: the
   pages cleaned and stored, their language, every page scored), on a copy of the work directory.
 - ``train``: one model of ``--lm auto``: the English pages of half 0, as the stage trains it.
+- ``stages``: ``stage`` and the duplicate stage's signing of the pages (``--dedup mark``, JSONL's
+  default), as a run does both: in one walk of the page store where ``prepare_lm`` takes the
+  signing jobs (``sign=``), else the signing after the stage (``dedup.stage.sign_file``), so
+  that builds before and after the one walk compare.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import shutil
 import subprocess
 import sys
@@ -38,7 +43,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("archive", type=Path)
     parser.add_argument("--model", type=Path, required=True, help="a given model (lm train)")
-    parser.add_argument("--part", choices=["none", "score", "stage", "train"], required=True)
+    parser.add_argument("--part", choices=["none", "score", "stage", "stages", "train"],
+                        required=True)
     parser.add_argument("--work", type=Path, default=Path("lm-cost-work"))
     args = parser.parse_args()
     if not (args.work / "lm" / "cleaned").is_dir():
@@ -46,6 +52,7 @@ def main() -> None:
 
     from warcdeboil.apply import Mode
     from warcdeboil.cleanstore import iter_cleaned_store
+    from warcdeboil.duplicates import SignJob, signatures_dir
     from warcdeboil.lm import LanguageModel
     from warcdeboil.lm_filter import LmSettings, PageScorer, url_half
     from warcdeboil.lm_fit import cleaned_store_path, prepare_lm
@@ -62,14 +69,24 @@ def main() -> None:
             batch = pages[i:i + 256]
             scorer.score_many([(page[2], page[3]) for page in batch],
                               [page[1] for page in batch])
-    elif args.part == "stage":
+    elif args.part in ("stage", "stages"):
         with tempfile.TemporaryDirectory(prefix="warcdeboil-lmcost-") as tmp:
             work = Path(tmp) / "work"
             shutil.copytree(args.work, work)
+            shutil.rmtree(work / "dedup", ignore_errors=True)
+            store = page_store_path(work / "pages", 0)
+            sign = [SignJob(str(store), str(signatures_dir(work / "dedup")), 0,
+                            str(work / "profiles"), DEFAULT_PARTITIONS, SiteKeyMode.HOST)]
+            one_walk = "sign" in inspect.signature(prepare_lm).parameters
+            extra = {"sign": sign} if args.part == "stages" and one_walk else {}
             start = time.process_time()
-            prepare_lm(LmSettings(str(args.model), buckets=True),
-                       [page_store_path(work / "pages", 0)], work, work / "profiles",
-                       DEFAULT_PARTITIONS, SiteKeyMode.HOST, Mode.CONTENT, 1, _run_jobs)
+            prepare_lm(LmSettings(str(args.model), buckets=True), [store], work,
+                       work / "profiles", DEFAULT_PARTITIONS, SiteKeyMode.HOST, Mode.CONTENT, 1,
+                       _run_jobs, **extra)
+            if args.part == "stages" and not one_walk:
+                from warcdeboil.dedup.stage import sign_file
+
+                sign_file(sign[0])
     elif args.part == "train":
         LanguageModel.train(texts)
     print(f"{args.part}: {time.process_time() - start:.2f} CPU-s ({len(pages)} pages, "

@@ -20,11 +20,11 @@ def _blocks() -> Extraction:
 
 
 PAGES: list[Cleaned] = [
-    (0, "https://example.com/a", CleanText(_blocks().text, 3, 1), _blocks(), 3, "en"),
+    (0, "https://example.com/a", CleanText(_blocks().text, 3, 1), _blocks(), 3, "en", 0.912),
     # A text that is not its blocks' join keeps its own (no such page is made today).
-    (4, "https://example.com/b", CleanText("something else", 0, 0), _blocks(), 0, ""),
-    (7, "https://example.com/c", CleanText("plain text\n\nno blocks", 2, 0), None, 5, "de"),
-    (9, "https://example.com/d", CleanText("", 0, 0), Extraction([], {}), 0, ""),
+    (4, "https://example.com/b", CleanText("something else", 0, 0), _blocks(), 0, "", 0.125),
+    (7, "https://example.com/c", CleanText("plain text\n\nno blocks", 2, 0), None, 5, "de", 1.0),
+    (9, "https://example.com/d", CleanText("", 0, 0), Extraction([], {}), 0, "", 0.0),
 ]
 
 

@@ -290,3 +290,50 @@ def test_the_report_counts_duplicates(dup_crawl: Path, tmp_path: Path) -> None:
     assert counts == {"exact duplicates": "1", "near duplicates": "1",
                       "duplicates dropped (exact)": "1", "duplicates dropped (near)": "1",
                       "duplicates written as revisits": "0"}
+
+
+@pytest.mark.parametrize(("lm", "workers"), [("auto", 1), ("given", 2)])
+def test_the_language_model_stage_signs_the_pages_as_the_stage_would(
+        dup_crawl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lm: str,
+        workers: int) -> None:
+    """With buckets (or --lm auto), the language-model stage's walk of the page stores signs
+    the pages for the duplicate stage, which then only decides: the signature files are byte
+    for byte those the stage's own signing writes, and the groups those of a run without a
+    model."""
+    from warcdeboil import pipeline
+    from warcdeboil.dedup.stage import sign_file
+    from warcdeboil.duplicates import SignJob, signatures_dir
+    from warcdeboil.lm import LanguageModel
+    from warcdeboil.lm_filter import LmSettings
+    from warcdeboil.pagestore import page_store_path
+    from warcdeboil.sitekey import SiteKeyMode
+
+    model = "auto"
+    if lm == "given":
+        model = str(tmp_path / "en.lm")
+        LanguageModel.train([f"Headline number {i} of the story with a word or two"
+                             for i in range(50)]).save(model)
+    signed: list[bool] = []
+    find = pipeline.find_duplicates
+    monkeypatch.setattr(pipeline, "find_duplicates", lambda *args, **kwargs: (
+        signed.append(kwargs["signed"]), find(*args, **kwargs))[1])
+    work = tmp_path / "work"
+    clean([dup_crawl], tmp_path / "lm", Options(workers=workers, format=OutputFormat.JSONL,
+                                                 lm=LmSettings(model, buckets=True)),
+          work_dir=work)
+    assert signed == [True]
+    profiles = json.loads((work / "profiles" / "profiles.json").read_text())
+    own = tmp_path / "own"
+    for part in range(2):
+        sign_file(SignJob(str(page_store_path(work / "pages", part)), str(own), part,
+                          str(work / "profiles"), profiles["partitions"],
+                          SiteKeyMode(profiles["site_key"])))
+    names = sorted(path.name for path in own.iterdir())
+    assert names == [f"p00000{part}.{kind}" for part in (0, 1) for kind in ("meta", "sig", "str")]
+    for name in names:
+        assert (own / name).read_bytes() == (signatures_dir(work / "dedup") / name).read_bytes()
+    clean([dup_crawl], tmp_path / "plain", Options(workers=1, format=OutputFormat.JSONL))
+    groups = [[page[k] for k in ("url", *DUPLICATE_KEYS)] for page in jsonl_pages(tmp_path / "lm")]
+    assert groups == [[page[k] for k in ("url", *DUPLICATE_KEYS)]
+                      for page in jsonl_pages(tmp_path / "plain")]
+    assert sum(size == 2 for _, _, size, _, _ in groups) == 4

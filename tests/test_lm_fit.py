@@ -152,6 +152,29 @@ def test_buckets_with_a_given_model(two_languages: Path, tmp_path: Path) -> None
         assert page["perplexity"] == pytest.approx(loaded.perplexity(page["text"]), rel=1e-9)
 
 
+def test_a_given_models_scores_made_while_cleaning_are_those_read_back(
+    two_languages: Path, tmp_path: Path
+) -> None:
+    """With a given model the stage scores each page as it cleans it: the very perplexities
+    and languages that scoring its store of cleaned pages afterwards (as --lm auto does)
+    gives."""
+    from warcdeboil.lm_filter import LmSettings
+    from warcdeboil.lm_fit import _score, _ScoreJob, cleaned_store_path, read_scores, scores_path
+
+    model = tmp_path / "en.lm"
+    LanguageModel.train([" ".join(_WORDS["en"].split()) + "."] * 5).save(model)
+    work = tmp_path / "work"
+    _clean(two_languages, tmp_path / "out", "--lm", str(model), "--perplexity-buckets",
+           "--work-dir", str(work))
+    again = tmp_path / "again.npz"
+    found = _score(_ScoreJob(str(cleaned_store_path(work, 0)), str(again),
+                             LmSettings(str(model), buckets=True)))
+    walked = list(read_scores(scores_path(work, 0)))
+    assert walked == list(read_scores(again))
+    assert len(walked) == 80 and {language for _, _, language in walked} == {"en", "de"}
+    assert sorted(found) == ["de", "en"] and sum(map(len, found.values())) == 80
+
+
 def test_keep_buckets_drops_the_other_buckets_and_counts_them(
     two_languages: Path, tmp_path: Path
 ) -> None:

@@ -43,7 +43,7 @@ from .dom import (
 from .duplicates import DedupMode, Kind, Verdict, VerdictReader, duplicate_fields
 from .errors import ConfigError, InputError, RecordError, WorkDirError
 from .fit import SiteProfile
-from .language import identify, iso639_3, primary_subtag
+from .language import Guess, identify, iso639_3, primary_subtag
 from .lm_filter import LmSettings, PageScore, PageScorer
 from .markdown import render
 from .meter import Meter, Report, input_bytes
@@ -230,14 +230,15 @@ def _fill(
         cleaned = (iter_cleaned_store(Path(job.cleaned_store)) if job.cleaned_store is not None
                    else None)
         for entry in iter_page_store(Path(job.page_store)):
-            cleaning = None
+            cleaning = guess = None
             if cleaned is not None:
                 made = next(cleaned, None)
                 if made is None or made[0] != entry.ordinal:
                     raise WorkDirError(f"{job.cleaned_store}: does not match its page store: "
                                        "delete the work directory")
                 cleaning = PageCleaning(made[2], made[3], made[4])
-            _emit(entry, None, None, keyer, lookup, sink, tally, job, verdicts, cleaning)
+                guess = Guess(made[5], made[6])
+            _emit(entry, None, None, keyer, lookup, sink, tally, job, verdicts, cleaning, guess)
             if meter is not None:  # pages only: the records between count at the end
                 meter.record(entry.offset, entry.length)
     else:
@@ -307,7 +308,10 @@ def _emit(
     job: ApplyJob,
     verdicts: VerdictReader | None = None,
     cleaning: PageCleaning | None = None,
+    guess: Guess | None = None,
 ) -> None:
+    """``cleaning``: the page as the stage before pass 2 cleaned it, ``guess`` its text's
+    language as that stage identified it."""
     verdict = verdicts.get(entry.ordinal) if verdicts is not None else None
     if verdict is not None and verdict.duplicate and _dedup_done(
             entry, record, page, verdict, sink, tally, job.dedup):
@@ -330,7 +334,8 @@ def _emit(
     tally.removed_slots += cleaned.slots
     tally.removed_blocks += removed_blocks
     tally.html_bytes_before += entry.html_bytes_before
-    sink.page(PageResult(entry, site, cleaned, content, duplicate=verdict), record, page, html)
+    sink.page(PageResult(entry, site, cleaned, content, duplicate=verdict, language=guess),
+              record, page, html)
 
 
 def _dedup_done(
@@ -443,6 +448,7 @@ class PageResult:
     content: Extraction | None  # blocks kept (and why others went), when pages have structure
     score: PageScore | None = None  # with --lm
     duplicate: Verdict | None = None  # with --dedup: the page's duplicate group, if any
+    language: Guess | None = None  # the text's language, when identified already (lm_fit)
 
 
 class _Sink(ABC):
@@ -524,8 +530,11 @@ class _ScoringSink(_Sink):
                 tally.pages_dropped_perplexity += score.page_dropped
                 tally.pages_dropped_bucket += score.bucket_dropped
                 continue
+            # The line filter may have changed the text: its language is then found again.
+            language = (result.language if score.cleaned.text == result.cleaned.text
+                        else None)
             self._inner.page(PageResult(result.entry, result.site, score.cleaned, score.content,
-                                        score, result.duplicate), None, None, None)
+                                        score, result.duplicate, language), None, None, None)
 
     def _score_of(self, result: PageResult) -> tuple[float | None, str]:
         assert self._stored is not None
@@ -772,7 +781,9 @@ class _TextSink(_Sink):
             ("WARC-Block-Digest", sha1_digest(body)),
         ]
         # Common Crawl's header and codes (ISO 639-3); one language, none when unsure.
-        language = iso639_3(identify(result.cleaned.text).language)
+        guess = result.language if result.language is not None else identify(
+            result.cleaned.text)
+        language = iso639_3(guess.language)
         if language:
             headers.append(("WARC-Identified-Content-Language", language))
         headers += [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))]
@@ -815,7 +826,7 @@ class _JsonlSink(_Sink):
             "charset": entry.charset,
         }
         obj.update(page_fields(entry.page, result.cleaned, result.content, self._markdown,
-                               result.score))
+                               result.score, result.language))
         obj["html_bytes_before"] = entry.html_bytes_before
         if self._duplicates:
             obj.update(duplicate_fields(result.duplicate))
@@ -831,13 +842,14 @@ class _JsonlSink(_Sink):
 
 def page_fields(
     page: PageText, cleaned: CleanText, content: Extraction | None, markdown: bool,
-    score: PageScore | None = None,
+    score: PageScore | None = None, guess: Guess | None = None,
 ) -> dict[str, object]:
     """What JSONL output says of a cleaned page beyond its record (title to removed, in the
     JSONL's order); the in-memory API's pages carry the same. ``score``: its perplexity (--lm),
-    and each line's when they were asked for."""
+    and each line's when they were asked for; ``guess``: ``identify`` of its text, when known."""
     meta = page.meta
-    guess = identify(cleaned.text)
+    if guess is None:
+        guess = identify(cleaned.text)
     fields: dict[str, object] = {
         "title": page.title,
         "description": meta.description,

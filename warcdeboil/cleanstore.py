@@ -4,8 +4,9 @@ The language-model stage (:mod:`.lm_fit`) cleans every page with its site's prof
 and score its text; it keeps what it made here, so that pass 2 writes those pages without
 cleaning them a second time (on dragnet, content mode: 2.3 CPU-s of a 7.9 CPU-s run). An entry
 is a page's :class:`~warcdeboil.dom.CleanText`, its kept blocks (every field, so pass 2 sees the
-very blocks it would have made) and its removal counts, as JSON, zstd-compressed, length-prefixed
-(no pickle: a work directory must not be able to run code).
+very blocks it would have made), its removal counts and its text's language with the confidence
+in it (pass 2 does not identify it again), as JSON, zstd-compressed, length-prefixed (no
+pickle: a work directory must not be able to run code).
 """
 
 from __future__ import annotations
@@ -24,14 +25,15 @@ from .sidefile import SideFileWriter
 
 __all__ = ["Cleaned", "CleanedStoreWriter", "iter_cleaned_store"]
 
-Cleaned = tuple[int, str, CleanText, "Extraction | None", int, str]
+Cleaned = tuple[int, str, CleanText, "Extraction | None", int, str, float]
 """(ordinal of the record, URL, text, kept blocks when the page has structure, blocks
-removed, the text's language or "")."""
+removed, the text's language or "", the confidence in it: :func:`~.language.identify`'s, which
+pass 2 then does not ask again)."""
 _FRAME = struct.Struct("<I")
 
 
 def _encode(cleaned: Cleaned) -> bytes:
-    ordinal, url, text, content, removed_blocks, language = cleaned
+    ordinal, url, text, content, removed_blocks, language, confidence = cleaned
     blocks = None
     removed = None
     whole: str | None = text.text
@@ -42,21 +44,22 @@ def _encode(cleaned: Cleaned) -> bytes:
         if whole == content.text:
             whole = None  # the blocks' text joined (as clean_page makes it): not stored twice
     obj = [ordinal, url, whole, text.removed, text.slots, removed_blocks, blocks, removed,
-           language]
+           language, confidence]
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode(
         "utf-8", "surrogatepass")
 
 
 def _decode(raw: bytes) -> Cleaned:
-    ordinal, url, text, removed, slots, removed_blocks, blocks, counts, language = json.loads(
-        raw.decode("utf-8", "surrogatepass"))
+    (ordinal, url, text, removed, slots, removed_blocks, blocks, counts, language,
+     confidence) = json.loads(raw.decode("utf-8", "surrogatepass"))
     content = None
     if blocks is not None:
         content = Extraction([Block(t, k, c, lc, tuple(a), m, r, lf)
                               for t, k, c, lc, a, m, r, lf in blocks], dict(counts))
         if text is None:
             text = content.text
-    return ordinal, url, CleanText(text, removed, slots), content, removed_blocks, language
+    return (ordinal, url, CleanText(text, removed, slots), content, removed_blocks, language,
+            confidence)
 
 
 class CleanedStoreWriter(SideFileWriter):

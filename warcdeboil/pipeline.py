@@ -622,45 +622,75 @@ def profile_stats(profiles_dir: Path) -> FitStats:
     )))
 
 
+def duplicate_jobs(work_dir: Path, profiles_dir: Path, inputs: int) -> list[SignJob] | None:
+    """The duplicate stage's signing jobs, one per input indexed in ``work_dir``, its earlier
+    verdicts removed; None when those verdicts were made from this very index and these
+    profiles (:func:`find_duplicates` then reuses them)."""
+    dedup_dir = work_dir / "dedup"
+    if _reusable_verdicts(work_dir, profiles_dir, inputs) is not None:
+        return None
+    if dedup_dir.exists():  # stale verdicts must never reach pass 2
+        shutil.rmtree(dedup_dir)
+    profiles = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
+    return [
+        SignJob(str(page_store_path(work_dir / "pages", i)), str(signatures_dir(dedup_dir)), i,
+                str(profiles_dir), int(profiles["partitions"]), SiteKeyMode(profiles["site_key"]))
+        for i in range(inputs)
+    ]
+
+
+def _dedup_key(work_dir: Path, profiles_dir: Path, inputs: int) -> str:
+    """What the duplicate stage's verdicts were made from: the index, the profiles, the
+    stage's format and the number of inputs."""
+    return hashlib.sha1(b"\0".join([
+        (work_dir / "index.json").read_bytes(), (profiles_dir / PROFILES_META).read_bytes(),
+        f"{DEDUP_FORMAT} {inputs}".encode()])).hexdigest()
+
+
+def _reusable_verdicts(work_dir: Path, profiles_dir: Path, inputs: int) -> dict[str, int] | None:
+    """The counts of the verdicts in ``work_dir`` when they can be reused, else None."""
+    try:
+        done = json.loads((work_dir / "dedup" / "dedup.json").read_text(encoding="utf-8"))
+        if done.get("key") == _dedup_key(work_dir, profiles_dir, inputs):
+            return dict(done["counts"])
+    except (OSError, ValueError, KeyError):
+        pass
+    return None
+
+
 def find_duplicates(
     work_dir: Path, profiles_dir: Path, inputs: int, options: Options,
-    progress: Progress | None = None,
+    progress: Progress | None = None, *, signed: bool = False,
 ) -> dict[str, int]:
     """The duplicate stage (:mod:`.dedup.stage`) over the page stores of the ``inputs`` inputs
     indexed in ``work_dir``, with the profiles in ``profiles_dir``: each input's verdicts in
     ``work_dir/dedup``, for pass 2. Verdicts of an earlier run are reused only when made from
     this very index and these profiles (else they are redone). What the stage found.
+    ``signed``: every input was signed already, the jobs of :func:`duplicate_jobs` done by the
+    language-model stage's walk of the page stores (:func:`.lm_fit.prepare_lm`).
 
     Both steps run in worker processes (even with one worker): this process never imports
     numpy nor keeps what the stage allocated, so pass 2 (here, or in workers forked from here)
     is no larger than without the stage."""
     dedup_dir = work_dir / "dedup"
     meta_path = dedup_dir / "dedup.json"
-    key = hashlib.sha1(b"\0".join([
-        (work_dir / "index.json").read_bytes(), (profiles_dir / PROFILES_META).read_bytes(),
-        f"{DEDUP_FORMAT} {inputs}".encode()])).hexdigest()
-    try:
-        done = json.loads(meta_path.read_text(encoding="utf-8"))
-        if done.get("key") == key:
+    jobs: list[SignJob] = []
+    if not signed:
+        planned = duplicate_jobs(work_dir, profiles_dir, inputs)
+        if planned is None:
             log.info("%s: reusing the duplicate verdicts", dedup_dir)
-            return dict(done["counts"])
-    except (OSError, ValueError, KeyError):
-        pass
-    if dedup_dir.exists():  # stale verdicts must never reach pass 2
-        shutil.rmtree(dedup_dir)
-    profiles = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
-    jobs = [
-        SignJob(str(page_store_path(work_dir / "pages", i)), str(signatures_dir(dedup_dir)), i,
-                str(profiles_dir), int(profiles["partitions"]), SiteKeyMode(profiles["site_key"]))
-        for i in range(inputs)
-    ]
+            reused = _reusable_verdicts(work_dir, profiles_dir, inputs)
+            assert reused is not None
+            return reused
+        jobs = planned
+    key = _dedup_key(work_dir, profiles_dir, inputs)
 
-    def signed(_: int) -> None:
+    def one_signed(_: int) -> None:
         if progress is not None:
             progress("dedup", 1, 0, len(jobs), 0, 0)
 
     if options.worker_count > 1 and len(jobs) > 1:
-        _run_jobs(_sign, jobs, options.worker_count, signed,
+        _run_jobs(_sign, jobs, options.worker_count, one_signed,
                   _records("dedup", len(jobs), 0, progress), stage="dedup",
                   name=lambda job: job.page_store)
         jobs = []  # signed: the one job below only decides
@@ -884,23 +914,32 @@ def clean(
         stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}
         verdicts = None
         rules = None
-        if options.dedup_stage:
-            summary.dedup = find_duplicates(work, profiles, len(paths), options, progress)
-            if options.effective_dedup is not DedupMode.OFF:
-                sides = {p: verdicts_path(work / "dedup", i) for i, p in enumerate(paths)}
-                verdicts = [sides[p] for p, _ in todo]
-        if options.url_rules is not None:
-            rules = rules_path(work)
-            summary.url_rules = learn_url_rules(work, options)
         cleaned = scored = None
+        signed = False
         if todo and options.lm is not None and (options.lm.auto or options.lm.bucketed):
-            options = _with_run_models(options, [stores[p] for p in paths], work, profiles)
+            # One walk of the page stores for both stages: the language-model stage signs the
+            # pages for the duplicate stage as it cleans them (their template cuts found once).
+            sign = (duplicate_jobs(work, profiles, len(paths)) if options.dedup_stage
+                    else None)
+            sign = sign if sign and _same_sites(sign[0], options) else None
+            options = _with_run_models(options, [stores[p] for p in paths], work, profiles,
+                                       sign)
+            signed = sign is not None
             from .lm_fit import cleaned_store_path, scores_path
 
             ids = {p: i for i, p in enumerate(paths)}
             cleaned = [cleaned_store_path(work, ids[p]) for p, _ in todo]
             if options.lm is not None and options.lm.bucketed:
                 scored = [scores_path(work, ids[p]) for p, _ in todo]
+        if options.dedup_stage:
+            summary.dedup = find_duplicates(work, profiles, len(paths), options, progress,
+                                            signed=signed)
+            if options.effective_dedup is not DedupMode.OFF:
+                sides = {p: verdicts_path(work / "dedup", i) for i, p in enumerate(paths)}
+                verdicts = [sides[p] for p, _ in todo]
+        if options.url_rules is not None:
+            rules = rules_path(work)
+            summary.url_rules = learn_url_rules(work, options)
         if todo:
             summary.apply_files = apply_profiles(
                 todo, out, profiles, options, progress,
@@ -919,17 +958,24 @@ def clean(
 
 
 def _with_run_models(options: Options, stores: list[Path], work: Path, profiles: Path,
-                     ) -> Options:
+                     sign: list[SignJob] | None = None) -> Options:
     """The options with the run's own language models (--lm auto) and each language's
-    perplexity percentiles (buckets), worked out from every page store before pass 2."""
+    perplexity percentiles (buckets), worked out from every page store before pass 2;
+    ``sign``: the duplicate stage's signing jobs, done in the same walk."""
     from .lm_fit import prepare_lm
 
     assert options.lm is not None
     settings, stats = prepare_lm(options.lm, stores, work, profiles, options.partitions,
                                  options.site_key, options.effective_mode, options.worker_count,
-                                 _run_jobs)
+                                 _run_jobs, sign)
     log.info("perplexity: pages by language %s", stats.pages)
     return replace(options, lm=settings)
+
+
+def _same_sites(job: SignJob, options: Options) -> bool:
+    """Whether the duplicate stage reads the profiles as the language-model stage does (the
+    same partitions and site key), so that one walk can serve both."""
+    return job.partitions == options.partitions and job.site_key is options.site_key
 
 
 def _not_in(

@@ -4,7 +4,9 @@
    gets its signature text (:func:`~.text.signature_text`: the page without its site's fitted
    template), then shingles and a MinHash signature, written to disk with the page's URL, date,
    record id, site, text length and payload digest (:class:`~.detect.SignatureWriter`). No HTML
-   is parsed again.
+   is parsed again. When the language-model stage runs too, its walk of the page stores signs
+   the pages (:func:`sign_batch` with the template cuts it found for its cleaning:
+   :mod:`warcdeboil.lm_fit`), and this step is skipped.
 2. :func:`decide` (one process): the parts of all inputs as one run of pages, exact and near
    duplicates joined across sites (:func:`~.detect.search`), each group's kept page chosen
    (:func:`~.groups.choose_keeper`), and one side file of verdicts per input, in record order
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..dom import Doomed
 from ..duplicates import (
     DEDUP_FORMAT,
     Kind,
@@ -48,7 +51,7 @@ from .spill import SortedSpill
 from .text import signature_text
 
 __all__ = ["DEDUP_FORMAT", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob", "decide",
-           "iter_url_groups", "sign_file", "signatures_dir"]
+           "doomed_of", "iter_url_groups", "sign_batch", "sign_file", "signatures_dir"]
 
 # Records (LSH bucket keys, group members, verdicts) held in memory before a sorted run is
 # spilled: about 110 bytes each with Python's overhead, so under 2 MB. The stage's memory stays
@@ -79,12 +82,12 @@ def sign_file(job: SignJob, progress: Callable[[int, int], None] | None = None) 
                 profile = profiles.get(site) if profiles is not None and site else None
                 batch.append((entry, site, profile))
                 if len(batch) == SIGN_BATCH:
-                    _sign_batch(batch, writer)
+                    sign_batch(batch, writer)
                     batch.clear()
                 pages += 1
                 if progress is not None and pages % 256 == 0:
                     progress(256, 0)
-            _sign_batch(batch, writer)
+            sign_batch(batch, writer)
     finally:
         if profiles is not None:
             profiles.close()
@@ -93,14 +96,22 @@ def sign_file(job: SignJob, progress: Callable[[int, int], None] | None = None) 
     return pages
 
 
-def _sign_batch(batch: list[tuple[PageEntry, str, SiteProfile | None]],
-                writer: SignatureWriter) -> None:
-    """Sign pages in order; what their templates remove, and their shingles, are found for all
-    of them at once."""
-    doomed = find_doomed_batch(
+def doomed_of(batch: list[tuple[PageEntry, str, SiteProfile | None]]) -> list[Doomed]:
+    """What each page's site template removes (:func:`~.cuts.find_doomed_batch`), for pages
+    given as ``(entry, site, profile)``."""
+    return find_doomed_batch(
         [entry.page for entry, _, _ in batch],
         [profile.template if profile is not None else () for _, _, profile in batch],
         [profile.template_slots if profile is not None else () for _, _, profile in batch])
+
+
+def sign_batch(batch: list[tuple[PageEntry, str, SiteProfile | None]],
+                writer: SignatureWriter, doomed: list[Doomed] | None = None) -> None:
+    """Sign pages in order; what their templates remove (``doomed``, unless the caller found
+    it already: the language-model stage's walk, :mod:`warcdeboil.lm_fit`), and their
+    shingles, are found for all of them at once."""
+    if doomed is None:
+        doomed = doomed_of(batch)
     texts = [signature_text(entry.page, profile, known)
              for (entry, _, profile), known in zip(batch, doomed, strict=True)]
     for (entry, site, _), text, shingles in zip(batch, texts, shingle_hashes_batch(texts),
