@@ -144,6 +144,21 @@ class PyplexityBigram:
         return 2 ** (-total / len(tokens))
 
 
+def outranking(real: list[str], ours: tuple[list[float], list[float]],
+               bigram: tuple[list[float], list[float]], top: int = 3) -> list[dict]:
+    """Where the noise score loses pairs to the bigram: the real lines that score above the
+    most noise lines (ties counted half, as in ``auc``), with how many each score puts them
+    above. ``ours`` and ``bigram``: the real lines' scores and the noise's."""
+    def above(scores: tuple[list[float], list[float]]) -> np.ndarray:
+        noise = np.sort(scores[1])
+        real_scores = np.array(scores[0])
+        return (np.searchsorted(noise, real_scores, side="left")
+                + np.searchsorted(noise, real_scores, side="right")) / 2
+    mine, theirs = above(ours), above(bigram)
+    return [{"line": real[i][:100], "ours": float(mine[i]), "bigram": float(theirs[i])}
+            for i in np.argsort(-mine, kind="stable")[:top] if mine[i] > 0]
+
+
 # Noise of the kinds a crawl holds -----------------------------------------------------------
 
 NAVIGATION = [
@@ -408,6 +423,13 @@ def discrimination(settings: list[tuple[int, tuple[int, ...]]]) -> dict:
                              "bytes": _size(model), "train_cpu_s": round(cpu, 2),
                              "calibration_lines": model.info.get("calibration_lines"),
                              "auc": aucs(model.line_noise_scores)})
+    bigram_scores = {kind: bigram.perplexities(found) for kind, found in test.items()}
+    noise_scores = {kind: model.line_noise_scores(found) for kind, found in test.items()}
+    result["outranking"] = {
+        kind: outranking(test["real"], (noise_scores["real"], noise_scores[kind]),
+                         (bigram_scores["real"], bigram_scores[kind]))
+        for kind in KINDS if result["models"][-1]["auc"][kind]
+        < result["pyplexity_bigram"]["auc"][kind]}
     print(result["fit"], result["models"][-1]["auc"], file=sys.stderr)
     return result
 
@@ -436,11 +458,17 @@ def other_datasets(left_outs: tuple[str, ...] = DATASETS, seed: int = 25,
         bigram = PyplexityBigram(train)
         entry: dict = {"train_words": sum(len(s.split()) for s in train), "real": len(real),
                        "noise": {k: len(v) for k, v in noise.items()}}
+        scored = {}
         for label, score in (("ours", model.line_noise_scores),
                              ("bigram", bigram.perplexities)):
-            base = list(score(real))
-            entry[label] = {kind: round(auc(base, list(score(noise[kind]))), 4)
+            scored[label] = {kind: list(score(found)) for kind, found in
+                             {"real": real, **noise}.items() if found}
+            entry[label] = {kind: round(auc(scored[label]["real"], scored[label][kind]), 4)
                             for kind in KINDS if noise[kind]}
+        entry["outranking"] = {
+            kind: outranking(real, (scored["ours"]["real"], scored["ours"][kind]),
+                             (scored["bigram"]["real"], scored["bigram"][kind]))
+            for kind in entry["ours"] if entry["ours"][kind] < entry["bigram"][kind]}
         result[left_out] = entry
         print(left_out, entry, file=sys.stderr)
     return result
@@ -614,6 +642,20 @@ def scoring() -> dict:
 
 # Report --------------------------------------------------------------------------------------
 
+def _outranking_lines(cells: list[tuple[str, dict]]) -> list[str]:
+    """The ``outranking`` of each cell where the noise score trails the bigram, as a list."""
+    out = []
+    for name, found in cells:
+        for kind, lines in found.items():
+            out.append(f"- {name}{kind}: " + "; ".join(
+                f"`{line['line']}` above {line['ours']:g} / {line['bigram']:g}"
+                for line in lines))
+    if out:
+        out = ["", "Where the noise score trails the bigram, the real lines it puts above the "
+               "most noise lines (how many, ours / the bigram's):", "", *out]
+    return out
+
+
 def markdown(results: dict) -> str:
     out = [f"# Perplexity: {results['date']}", "", f"Machine: {results['machine']}", ""]
     if results.get("note"):
@@ -650,6 +692,7 @@ def markdown(results: dict) -> str:
                 f"{f['word_bias']} (shipped: {f['shipped_word']}, {f['shipped_word_bias']})."]
         out += ["", "Examples of each kind:", ""]
         out += [f"- {k}: `{v[0]}`" for k, v in d["examples"].items() if v]
+        out += _outranking_lines([("test, ", d.get("outranking", {}))])
         out.append("")
     for key in sorted(k for k in results if k.startswith("other_datasets")):
         seed, lists = (25, "other") if key == "other_datasets" else key.split("_")[:1:-1]
@@ -665,6 +708,8 @@ def markdown(results: dict) -> str:
             out.append(f"| {name} | {e['train_words']:,} | {e['real']:,} | " + " | ".join(
                 f"{e['ours'][k]:.4f} / {e['bigram'][k]:.4f}" if k in e["ours"] else "–"
                 for k in KINDS) + " |")
+        out += _outranking_lines([(f"{name}, ", e.get("outranking", {}))
+                                  for name, e in results[key].items()])
         out.append("")
     if "languages" in results:
         out += ["## Languages (perplexity of held-out lines, two folds)", "",
