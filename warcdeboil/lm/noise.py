@@ -29,11 +29,13 @@ finished model, and each signal's values on those lines are kept, apart for shor
 length group at least as extreme (past their top ``TAIL``, an exponential tail with that top's
 mean excess as its scale). Each of the ``TESTS`` adds up the surprises of its signals and is read
 the same way, as the share of held-out lines whose sum is as large; the noise score is one minus
-the smallest of the tests' shares. No weights are fitted on made-up noise, so it follows the
-language and the crawl the model was trained on. Signals that fail together on one kind of noise
-share a test, so that two moderate surprises count as one large one (word order), while signals
-that a real line of an unfamiliar site can trip on its own (a rare word, an odd character) are
-not read alone: taking the most extreme of seven single signals flagged too many real lines.
+the smallest of the tests' shares (past the shares the held-out lines can attest, a slower
+approach to 1, so that a line further out always scores higher). No weights are fitted on
+made-up noise, so it follows the language and the crawl the model was trained on. Signals that
+fail together on one kind of noise share a test, so that two moderate surprises count as one
+large one (word order), while signals that a real line of an unfamiliar site can trip on its own
+(a rare word, an odd character) are not read alone: taking the most extreme of seven single
+signals flagged too many real lines.
 
 Files of version 3 hold a calibration of the first five signals of that version (``LEGACY``):
 they are scored as then, by the most extreme of those five surprises.
