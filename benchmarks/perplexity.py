@@ -144,6 +144,21 @@ class PyplexityBigram:
         return 2 ** (-total / len(tokens))
 
 
+def outranking(real: list[str], ours: tuple[list[float], list[float]],
+               bigram: tuple[list[float], list[float]], top: int = 3) -> list[dict]:
+    """Where the noise score loses pairs to the bigram: the real lines that score above the
+    most noise lines (ties counted half, as in ``auc``), with how many each score puts them
+    above. ``ours`` and ``bigram``: the real lines' scores and the noise's."""
+    def above(scores: tuple[list[float], list[float]]) -> np.ndarray:
+        noise = np.sort(scores[1])
+        real_scores = np.array(scores[0])
+        return (np.searchsorted(noise, real_scores, side="left")
+                + np.searchsorted(noise, real_scores, side="right")) / 2
+    mine, theirs = above(ours), above(bigram)
+    return [{"line": real[i][:100], "ours": float(mine[i]), "bigram": float(theirs[i])}
+            for i in np.argsort(-mine, kind="stable")[:top] if mine[i] > 0]
+
+
 # Noise of the kinds a crawl holds -----------------------------------------------------------
 
 NAVIGATION = [
@@ -211,9 +226,39 @@ FRESH_MENUS = [
     "Asia", "Africa", "Americas", "Caribbean", "Beach", "Skiing", "Family", "Honeymoons",
     "Insurance", "Visas", "Airports", "Lounges", "Parking", "Transfers", "Guides", "Inspiration",
 ]
+
+# The fourth check's lists, written on 2026-11-25 (session s27) after the fresh check had been
+# looked at and before this check was run: a hospital's, a museum's, an estate agent's and a
+# software manual's navigation, and a hardware store's menus.
+UNSEEN_NAVIGATION = [
+    "Find a doctor", "Visiting hours", "Our wards", "Outpatient appointments",
+    "Maternity services", "Patient portal", "Exhibitions", "Collections", "Plan your visit",
+    "Membership and donations", "Gift shop", "Buy a home", "Sell your home", "Rentals",
+    "Property valuation", "Mortgage calculator", "Getting started", "Installation",
+    "API reference", "Release notes", "Troubleshooting", "Changelog", "Tutorials",
+]
+UNSEEN_SHARING = [
+    "Book a viewing", "Request a callback", "Save search", "Edit on GitHub", "Copy link",
+    "View source", "Previous topic", "Next topic", "Report an issue", "Rate this page",
+    "Add to favourites", "Print this page", "Share via email", "Open in new tab",
+]
+UNSEEN_MENUS = [
+    "Tools", "Power tools", "Hand tools", "Paint", "Decorating", "Flooring", "Tiles",
+    "Plumbing", "Heating", "Electrical", "Timber", "Doors", "Windows", "Roofing", "Fencing",
+    "Sheds", "Storage", "Screws", "Adhesives", "Ladders", "Workwear", "Bathrooms", "Kitchens",
+]
 LISTS = {"first": (NAVIGATION + SHARING, MENUS),
          "other": (OTHER_NAVIGATION + OTHER_SHARING, OTHER_MENUS),
-         "fresh": (FRESH_NAVIGATION + FRESH_SHARING, FRESH_MENUS)}
+         "fresh": (FRESH_NAVIGATION + FRESH_SHARING, FRESH_MENUS),
+         "unseen": (UNSEEN_NAVIGATION + UNSEEN_SHARING, UNSEEN_MENUS)}
+# Whose navigation and menus each list is, for the results.
+LIST_SOURCES = {
+    "first": "a news site's",
+    "other": "a shop's, a university's, a forum's",
+    "fresh": "a bank's, a council's, a recipe blog's, a sports club's; a travel agent's menus",
+    "unseen": "a hospital's, a museum's, an estate agent's, a software manual's; a hardware "
+              "store's menus",
+}
 
 
 def make_noise(kind: str, rng: random.Random, real: list[str], vocabulary: list[str],
@@ -378,6 +423,13 @@ def discrimination(settings: list[tuple[int, tuple[int, ...]]]) -> dict:
                              "bytes": _size(model), "train_cpu_s": round(cpu, 2),
                              "calibration_lines": model.info.get("calibration_lines"),
                              "auc": aucs(model.line_noise_scores)})
+    bigram_scores = {kind: bigram.perplexities(found) for kind, found in test.items()}
+    noise_scores = {kind: model.line_noise_scores(found) for kind, found in test.items()}
+    result["outranking"] = {
+        kind: outranking(test["real"], (noise_scores["real"], noise_scores[kind]),
+                         (bigram_scores["real"], bigram_scores[kind]))
+        for kind in KINDS if result["models"][-1]["auc"][kind]
+        < result["pyplexity_bigram"]["auc"][kind]}
     print(result["fit"], result["models"][-1]["auc"], file=sys.stderr)
     return result
 
@@ -406,11 +458,17 @@ def other_datasets(left_outs: tuple[str, ...] = DATASETS, seed: int = 25,
         bigram = PyplexityBigram(train)
         entry: dict = {"train_words": sum(len(s.split()) for s in train), "real": len(real),
                        "noise": {k: len(v) for k, v in noise.items()}}
+        scored = {}
         for label, score in (("ours", model.line_noise_scores),
                              ("bigram", bigram.perplexities)):
-            base = list(score(real))
-            entry[label] = {kind: round(auc(base, list(score(noise[kind]))), 4)
+            scored[label] = {kind: list(score(found)) for kind, found in
+                             {"real": real, **noise}.items() if found}
+            entry[label] = {kind: round(auc(scored[label]["real"], scored[label][kind]), 4)
                             for kind in KINDS if noise[kind]}
+        entry["outranking"] = {
+            kind: outranking(real, (scored["ours"]["real"], scored["ours"][kind]),
+                             (scored["bigram"]["real"], scored["bigram"][kind]))
+            for kind in entry["ours"] if entry["ours"][kind] < entry["bigram"][kind]}
         result[left_out] = entry
         print(left_out, entry, file=sys.stderr)
     return result
@@ -584,6 +642,20 @@ def scoring() -> dict:
 
 # Report --------------------------------------------------------------------------------------
 
+def _outranking_lines(cells: list[tuple[str, dict]]) -> list[str]:
+    """The ``outranking`` of each cell where the noise score trails the bigram, as a list."""
+    out = []
+    for name, found in cells:
+        for kind, lines in found.items():
+            out.append(f"- {name}{kind}: " + "; ".join(
+                f"`{line['line']}` above {line['ours']:g} / {line['bigram']:g}"
+                for line in lines))
+    if out:
+        out = ["", "Where the noise score trails the bigram, the real lines it puts above the "
+               "most noise lines (how many, ours / the bigram's):", "", *out]
+    return out
+
+
 def markdown(results: dict) -> str:
     out = [f"# Perplexity: {results['date']}", "", f"Machine: {results['machine']}", ""]
     if results.get("note"):
@@ -620,6 +692,7 @@ def markdown(results: dict) -> str:
                 f"{f['word_bias']} (shipped: {f['shipped_word']}, {f['shipped_word_bias']})."]
         out += ["", "Examples of each kind:", ""]
         out += [f"- {k}: `{v[0]}`" for k, v in d["examples"].items() if v]
+        out += _outranking_lines([("test, ", d.get("outranking", {}))])
         out.append("")
     for key in sorted(k for k in results if k.startswith("other_datasets")):
         seed, lists = (25, "other") if key == "other_datasets" else key.split("_")[:1:-1]
@@ -627,9 +700,7 @@ def markdown(results: dict) -> str:
                 "Each dataset left out in turn: the model is trained on the other four's "
                 "training pages; real sentences are the left-out dataset's (English pages, 6 to "
                 "60 words), and its noise is made from them with other lists of navigation and "
-                + ("menus (a shop's, a university's, a forum's)" if lists == "other" else
-                   "menus (a bank's, a council's, a recipe blog's, a sports club's; a travel "
-                   "agent's menus)")
+                + f"menus ({LIST_SOURCES[lists]})"
                 + " and its own words for the salad. AUC, ours / pyplexity-style bigram:", "",
                 "| left out | train words | real | " + " | ".join(KINDS) + " |",
                 "|" + "---|" * (len(KINDS) + 3)]
@@ -637,6 +708,8 @@ def markdown(results: dict) -> str:
             out.append(f"| {name} | {e['train_words']:,} | {e['real']:,} | " + " | ".join(
                 f"{e['ours'][k]:.4f} / {e['bigram'][k]:.4f}" if k in e["ours"] else "–"
                 for k in KINDS) + " |")
+        out += _outranking_lines([(f"{name}, ", e.get("outranking", {}))
+                                  for name, e in results[key].items()])
         out.append("")
     if "languages" in results:
         out += ["## Languages (perplexity of held-out lines, two folds)", "",

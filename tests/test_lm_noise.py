@@ -166,6 +166,27 @@ def test_a_signal_most_held_out_lines_share_surprises_no_one() -> None:
     assert scores[1] > 0.99 and scores[1] > scores[0]
 
 
+def test_scores_keep_ranking_lines_far_past_every_held_out_line() -> None:
+    # Lines ever further out on every signal: their surprises reach hundreds of decades,
+    # where one minus the tail's share is 1.0 in floating point; the scores stay below 1,
+    # distinct and in order, and meet the held-out shares smoothly at 1 in n + 1.
+    rng = np.random.default_rng(4)
+    signals = rng.normal(size=(1000, len(SIGNALS)))
+    calibration = Calibration.fit(signals, np.full(1000, SHORT_UNITS))
+    far = np.outer([4.0, 10.0, 40.0, 400.0, 4000.0], np.ones(len(SIGNALS)))
+    units = np.full(len(far), SHORT_UNITS)
+    surprise = calibration.test_surprises(far, units).max(axis=1)
+    assert surprise[-1] > 300 and np.all(np.diff(surprise) > 0)
+    scores = calibration.scores(far, units)
+    assert np.all(scores < 1.0) and np.all(np.diff(scores) > 0)
+    limit = np.log10(1001)
+    assert 1.0 - scores == pytest.approx(10 ** -limit / (1 + np.log(10) * (surprise - limit)))
+    # Within the held-out range, one minus the share, as before.
+    near = np.zeros((1, len(SIGNALS)))
+    share = 10 ** -calibration.test_surprises(near, units[:1]).max()
+    assert calibration.scores(near, units[:1])[0] == pytest.approx(1.0 - share)
+
+
 def test_tests_add_up_their_signals_surprises() -> None:
     # Two lines each one held-out quantile up on both order signals, or on one alone: the
     # word order test ranks the first above the second, which a single signal would not.
@@ -273,8 +294,13 @@ def test_a_version_3_model_scores_by_its_five_signals(tmp_path: Path) -> None:
     signals, units = line_signals(model, "\n".join(lines))
     surprises = _surprises(model.calibration.groups, signals, units)
     assert surprises.shape == (4, len(SIGNALS))
-    expected = 1.0 - np.power(10.0, -surprises[:, legacy].max(axis=1))
-    assert old.line_noise_scores(lines) == pytest.approx(expected.tolist())
+    # One minus the share, past the held-out lines' reach by the slower approach to 1.
+    most = surprises[:, legacy].max(axis=1)
+    limit = np.log10(max(group.shape[1] for group in old.calibration.groups) + 1)
+    expected = 1.0 - np.power(10.0, -np.minimum(most, limit)) / (
+        1 + np.log(10) * np.maximum(most - limit, 0))
+    assert most.max() > limit  # the menu and the shuffled line are past it
+    assert old.line_noise_scores(lines) == pytest.approx(expected.tolist(), rel=1e-12)
     # Five signals' arrays under a version 4 file's tests: damaged, and said so.
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     with np.load(tmp_path / "m.lm") as data:

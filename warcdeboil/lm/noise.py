@@ -29,11 +29,13 @@ finished model, and each signal's values on those lines are kept, apart for shor
 length group at least as extreme (past their top ``TAIL``, an exponential tail with that top's
 mean excess as its scale). Each of the ``TESTS`` adds up the surprises of its signals and is read
 the same way, as the share of held-out lines whose sum is as large; the noise score is one minus
-the smallest of the tests' shares. No weights are fitted on made-up noise, so it follows the
-language and the crawl the model was trained on. Signals that fail together on one kind of noise
-share a test, so that two moderate surprises count as one large one (word order), while signals
-that a real line of an unfamiliar site can trip on its own (a rare word, an odd character) are
-not read alone: taking the most extreme of seven single signals flagged too many real lines.
+the smallest of the tests' shares (past the shares the held-out lines can attest, a slower
+approach to 1, so that a line further out always scores higher). No weights are fitted on
+made-up noise, so it follows the language and the crawl the model was trained on. Signals that
+fail together on one kind of noise share a test, so that two moderate surprises count as one
+large one (word order), while signals that a real line of an unfamiliar site can trip on its own
+(a rare word, an odd character) are not read alone: taking the most extreme of seven single
+signals flagged too many real lines.
 
 Files of version 3 hold a calibration of the first five signals of that version (``LEGACY``):
 they are scored as then, by the most extreme of those five surprises.
@@ -82,6 +84,7 @@ SHORT_UNITS = 5
 TAIL = 0.05
 _CLIP = (-1.0, 1.5)  # a word's context gain counts at most this much either way
 _MIN_GROUP = 20  # a length group with fewer held-out lines borrows all of them
+_LOG10_E = float(np.log10(np.e))
 
 
 def _per_line(rows: np.ndarray) -> tuple[np.ndarray, int]:
@@ -194,7 +197,11 @@ def _surprises(groups: tuple[np.ndarray, np.ndarray], values: np.ndarray,
     that top beyond it (the top of a crawl's text holds junk of its own: a tail drawn from its
     largest value would make every line past it look alike). Held-out lines equal to a value
     count as at least as extreme: a signal most lines share (no rare word, no mojibake) then
-    surprises no one."""
+    surprises no one. Past a top that does not vary there is no tail to fit, and nothing to
+    say how far is far: the share there is the line's own, 1 in n + 1 (ranking such lines by
+    how far past they lie, one unit of the signal an e-fold, made the gold texts' own
+    mojibake outrank random strings: benchmarks/results/perplexity-2026-11-25c.md). The
+    tail is taken in logarithms, so however far a line lies, its surprise keeps growing."""
     out = np.empty(values.shape)
     long = units >= SHORT_UNITS
     for group, chosen in zip(groups, (~long, long), strict=True):
@@ -205,17 +212,15 @@ def _surprises(groups: tuple[np.ndarray, np.ndarray], values: np.ndarray,
         x = values[chosen]
         below = np.column_stack([np.searchsorted(held, x[:, s], side="left")
                                  for s, held in enumerate(group)])
-        share = 1.0 - below / (n + 1)
+        surprise = -np.log10(1.0 - below / (n + 1))
         # The tails of all columns at once (a page is a few dozen lines: numpy calls are
-        # the cost). A top that does not vary has no tail to fit: past it, the line alone.
+        # the cost).
         edge = group[:, start].astype(np.float64)
         scale = group[:, start:].mean(axis=1, dtype=np.float64) - edge
         fitted = scale > 1e-6
-        tail = (1.0 - start / (n + 1)) * np.exp(
-            -np.maximum(x - edge, 0.0) / np.where(fitted, scale, 1.0))
-        share = np.where(fitted, np.where(x > edge, np.minimum(share, tail), share),
-                         np.maximum(share, 1.0 / (n + 1)))
-        out[chosen] = -np.log10(np.maximum(share, 1e-300))
+        tail = -np.log10(1.0 - start / (n + 1)) \
+            + np.maximum(x - edge, 0.0) / np.where(fitted, scale, 1.0) * _LOG10_E
+        out[chosen] = np.where(fitted & (x > edge), np.maximum(surprise, tail), surprise)
     return out
 
 
@@ -262,10 +267,18 @@ class Calibration:
         return _surprises(self.tests, _test_sums(surprises), units)
 
     def scores(self, signals: np.ndarray, units: np.ndarray) -> np.ndarray:
-        """One minus the smallest share of held-out lines as extreme, over the tests."""
+        """One minus the smallest share of held-out lines as extreme, over the tests, while
+        that share is one the held-out lines can attest (1 in as many as the larger length
+        group holds). Past it, the share is the tail's, which can be as small as 1e-40: one
+        minus it would be 1.0 for every such line, so the score approaches 1 more slowly, as
+        1 - share0 / (1 + ln 10 * (surprise - surprise0)) (the same value and slope where
+        the two meet), and a line further out always scores higher."""
         if not len(signals):
             return np.zeros(0)
-        return 1.0 - np.power(10.0, -self.test_surprises(signals, units).max(axis=1))
+        surprise = self.test_surprises(signals, units).max(axis=1)
+        limit = np.log10(max(group.shape[1] for group in self.groups) + 1.0)
+        past = np.maximum(surprise - limit, 0.0)
+        return 1.0 - np.power(10.0, -np.minimum(surprise, limit)) / (1.0 + np.log(10.0) * past)
 
     def arrays(self, prefix: str) -> dict[str, np.ndarray]:
         arrays = {f"{prefix}short": self.groups[0], f"{prefix}long": self.groups[1]}
