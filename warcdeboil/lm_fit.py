@@ -154,34 +154,26 @@ def _spill_texts(job: _TextJob, report: Callable[[int, int], None] | None = None
                     walk.add(batch, kept)
                     batch.clear()
             walk.add(batch, kept)
-            walk.flush_scores()
     finally:
-        walk.close()
         if profiles is not None:
             profiles.close()
-    if walk.scorer is not None:
-        write_scores(Path(job.scores), walk.ordinals, walk.values, walk.languages)
-    return _Walked(walk.counts, walk.found if walk.scorer is not None else None)
+    if walk.scores is not None:
+        walk.scores.write(Path(job.scores))
+    return _Walked(walk.counts, walk.scores.found if walk.scores is not None else None)
 
 
 class _Walk:
     """The pages of one input a batch at a time (:data:`SIGN_BATCH`, the duplicate stage's):
     what their templates remove is found for the batch at once (:func:`~.dedup.stage.doomed_of`,
     the same as :func:`~.dom.find_doomed` a page at a time) and serves both the cleaning and,
-    when asked, the duplicate stage's signatures. A context manager for the signatures."""
+    when asked, the duplicate stage's signatures. A context manager: its exit closes the spill
+    files and the signatures."""
 
     def __init__(self, job: _TextJob) -> None:
         self.job = job
         self.counts: dict[tuple[str, int], tuple[int, int]] = {}
         self.writers: dict[tuple[str, int], Any] = {}
-        # No percentiles yet (limits empty, not None): pages are still routed by language.
-        self.scorer = (PageScorer(replace(job.score, limits=())) if job.score is not None
-                       else None)
-        self.pending: list[Cleaned] = []
-        self.found: dict[str, list[float]] = {}
-        self.ordinals: list[int] = []
-        self.values: list[float | None] = []
-        self.languages: list[str] = []
+        self.scores = _Scores(job.score) if job.score is not None else None
         self.signer = (SignatureWriter(Path(job.sign.directory), job.sign.part)
                        if job.sign is not None else None)
 
@@ -189,7 +181,12 @@ class _Walk:
         return self
 
     def __exit__(self, exc_type: object, *_: object) -> None:
-        if self.signer is not None:  # its files under their final names only on success
+        """Close the spill files, and the signatures (under their final names only on
+        success)."""
+        for writer in self.writers.values():
+            writer.close()
+        self.writers.clear()
+        if self.signer is not None:
             self.signer.__exit__(exc_type)
             self.signer = None
 
@@ -205,10 +202,8 @@ class _Walk:
             language, confidence = identify(cleaning.cleaned.text)
             page: Cleaned = (entry.ordinal, entry.url, *cleaning, language, confidence)
             kept.add(page)
-            if self.scorer is not None:
-                self.pending.append(page)
-                if len(self.pending) >= _BATCH_PAGES:
-                    self.flush_scores()
+            if self.scores is not None:
+                self.scores.add(page)
             if language:
                 self._spill(entry.url, cleaning.cleaned.text, language)
 
@@ -229,19 +224,6 @@ class _Walk:
         blob = text.encode("utf-8", "surrogatepass")
         writer.write(_FRAME.pack(len(blob)) + blob)
 
-    def flush_scores(self) -> None:
-        """Score the pages gathered (as pass 2 would: ``PageScorer.score_many``, the line
-        filter included) and keep each one's perplexity and language."""
-        if self.scorer is not None and self.pending:
-            _keep_scores(self.scorer, self.pending, self.ordinals, self.values, self.languages,
-                         self.found)
-        self.pending.clear()
-
-    def close(self) -> None:
-        """Close the spill files."""
-        for writer in self.writers.values():
-            writer.close()
-        self.writers.clear()
 
 
 def _read_spill(path: Path) -> Iterator[str]:
@@ -282,40 +264,53 @@ def _train(job: _TrainJob, report: Callable[[int, int], None] | None = None) -> 
 
 def _score(job: _ScoreJob, report: Callable[[int, int], None] | None = None,
            ) -> dict[str, list[float]]:
-    """Score one input's cleaned pages as pass 2 would (``PageScorer.score_many``, the line
-    filter included); keep each page's perplexity for pass 2 (:func:`write_scores`) and return
-    them by language (pages without a score or language left out)."""
-    # No percentiles yet (limits empty, not None): pages are still routed by their language.
-    scorer = PageScorer(replace(job.settings, limits=()))
-    found: dict[str, list[float]] = {}
-    ordinals: list[int] = []
-    values: list[float | None] = []
-    languages: list[str] = []
-    batch: list[Cleaned] = []
+    """Score one input's cleaned pages as pass 2 would; keep each page's perplexity for pass 2
+    (:func:`write_scores`) and return them by language (pages without a score or language
+    left out)."""
+    scores = _Scores(job.settings)
     for page in iter_cleaned_store(Path(job.cleaned)):
-        batch.append(page)
-        if len(batch) >= _BATCH_PAGES:
-            _keep_scores(scorer, batch, ordinals, values, languages, found)
-            batch.clear()
-    if batch:
-        _keep_scores(scorer, batch, ordinals, values, languages, found)
-    write_scores(Path(job.scores), ordinals, values, languages)
-    return found
+        scores.add(page)
+    scores.write(Path(job.scores))
+    return scores.found
 
 
-def _keep_scores(scorer: PageScorer, batch: list[Cleaned], ordinals: list[int],
-                 values: list[float | None], languages: list[str],
-                 found: dict[str, list[float]]) -> None:
-    """Score a batch of cleaned pages together; append each page's ordinal, perplexity and
-    language, and its perplexity to ``found`` by language (when it has both)."""
-    scores = scorer.score_many([(page[2], page[3]) for page in batch],
-                               [page[1] for page in batch], [page[5] for page in batch])
-    for page, score in zip(batch, scores, strict=True):
-        ordinals.append(page[0])
-        values.append(score.perplexity)
-        languages.append(page[5])
-        if score.perplexity is not None and page[5]:
-            found.setdefault(page[5], []).append(score.perplexity)
+class _Scores:
+    """Pages scored a batch at a time as pass 2 would (``PageScorer.score_many``, the line
+    filter included): each page's perplexity and language in order, for :func:`write_scores`,
+    and the perplexities by language (``found``: pages with both)."""
+
+    def __init__(self, settings: LmSettings) -> None:
+        # No percentiles yet (limits empty, not None): pages are still routed by language.
+        self.scorer = PageScorer(replace(settings, limits=()))
+        self.pending: list[Cleaned] = []
+        self.ordinals: list[int] = []
+        self.values: list[float | None] = []
+        self.languages: list[str] = []
+        self.found: dict[str, list[float]] = {}
+
+    def add(self, page: Cleaned) -> None:
+        self.pending.append(page)
+        if len(self.pending) >= _BATCH_PAGES:
+            self.flush()
+
+    def flush(self) -> None:
+        batch = self.pending
+        if not batch:
+            return
+        scores = self.scorer.score_many([(page[2], page[3]) for page in batch],
+                                        [page[1] for page in batch], [page[5] for page in batch])
+        for page, score in zip(batch, scores, strict=True):
+            self.ordinals.append(page[0])
+            self.values.append(score.perplexity)
+            self.languages.append(page[5])
+            if score.perplexity is not None and page[5]:
+                self.found.setdefault(page[5], []).append(score.perplexity)
+        batch.clear()
+
+    def write(self, path: Path) -> None:
+        """The pages scored, every batch flushed, into ``path`` (:func:`write_scores`)."""
+        self.flush()
+        write_scores(path, self.ordinals, self.values, self.languages)
 
 
 def scores_path(work_dir: Path, file_id: int) -> Path:

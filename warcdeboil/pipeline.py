@@ -626,9 +626,14 @@ def duplicate_jobs(work_dir: Path, profiles_dir: Path, inputs: int) -> list[Sign
     """The duplicate stage's signing jobs, one per input indexed in ``work_dir``, its earlier
     verdicts removed; None when those verdicts were made from this very index and these
     profiles (:func:`find_duplicates` then reuses them)."""
-    dedup_dir = work_dir / "dedup"
     if _reusable_verdicts(work_dir, profiles_dir, inputs) is not None:
         return None
+    return _signing_jobs(work_dir, profiles_dir, inputs)
+
+
+def _signing_jobs(work_dir: Path, profiles_dir: Path, inputs: int) -> list[SignJob]:
+    """The duplicate stage's signing jobs, its earlier verdicts removed."""
+    dedup_dir = work_dir / "dedup"
     if dedup_dir.exists():  # stale verdicts must never reach pass 2
         shutil.rmtree(dedup_dir)
     profiles = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
@@ -676,13 +681,11 @@ def find_duplicates(
     meta_path = dedup_dir / "dedup.json"
     jobs: list[SignJob] = []
     if not signed:
-        planned = duplicate_jobs(work_dir, profiles_dir, inputs)
-        if planned is None:
+        reused = _reusable_verdicts(work_dir, profiles_dir, inputs)
+        if reused is not None:
             log.info("%s: reusing the duplicate verdicts", dedup_dir)
-            reused = _reusable_verdicts(work_dir, profiles_dir, inputs)
-            assert reused is not None
             return reused
-        jobs = planned
+        jobs = _signing_jobs(work_dir, profiles_dir, inputs)
     key = _dedup_key(work_dir, profiles_dir, inputs)
 
     def one_signed(_: int) -> None:

@@ -187,7 +187,7 @@ class NgramCounts:
             order = np.argsort(keys)
             keys, counts, units = keys[order], counts[order], units[order]
         if self.snapshot is None and len(table) + len(keys) > table.capacity:
-            self.snapshot = count_of_counts(self.tables)
+            self.snapshot = count_of_counts(adjusted_counts(self.tables))
         table.merge(keys, contexts, suffixes, counts, units)
 
 
@@ -242,7 +242,7 @@ def adjusted_counts(tables: list[CountTable]) -> list[np.ndarray]:
     return adjusted
 
 
-def count_of_counts(tables: list[CountTable]) -> np.ndarray:
-    """n1..n4 of each order's adjusted counts, shape (order, 4)."""
+def count_of_counts(adjusted: list[np.ndarray]) -> np.ndarray:
+    """n1..n4 of each order's adjusted counts (:func:`adjusted_counts`), shape (order, 4)."""
     return np.array([np.bincount(np.minimum(counts, 5), minlength=6)[1:5]
-                     for counts in adjusted_counts(tables)], dtype=np.int64)
+                     for counts in adjusted], dtype=np.int64)

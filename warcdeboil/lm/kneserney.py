@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .counts import CountTable
+from .counts import CountTable, count_of_counts
 from .keyindex import KeyIndex
 from .units import UNK
 
@@ -104,8 +104,7 @@ def estimate(tables: list[CountTable], min_counts: tuple[int, ...],
         suffix_rows.append(suffixes)
         context_rows.append(contexts)
     adjusted = _adjusted(tables, suffix_rows)
-    n = snapshot if snapshot is not None else np.array(
-        [np.bincount(np.minimum(a, 5), minlength=6)[1:5] for a in adjusted], dtype=np.int64)
+    n = snapshot if snapshot is not None else count_of_counts(adjusted)
     per_order = [discounts(row) for row in n]
     keep = [np.ones(len(t), bool) for t in tables]
     for k in range(len(tables) - 1, 0, -1):

@@ -16,9 +16,8 @@ word. Each line is a sentence: ``BOUNDARY`` stands for the line break, ``</s>`` 
 
 from __future__ import annotations
 
-import itertools
 import re
-from itertools import repeat
+from itertools import count, repeat
 
 import numpy as np
 import xxhash
@@ -75,7 +74,7 @@ def numbered_units(found: list[str]) -> tuple[list[str], np.ndarray, np.ndarray]
     # numpy then turns into its number (a third less time than numbering the distinct units
     # first and looking every unit up after, measured).
     first: dict[str, int] = {}
-    positions = np.fromiter(map(first.setdefault, found, itertools.count()), np.intp,
+    positions = np.fromiter(map(first.setdefault, found, count()), np.intp,
                             count=len(found))
     first.setdefault(LINE, len(found))
     distinct = list(first)
