@@ -33,7 +33,7 @@ import numpy as np
 from warcdeboil.evaluate import evaluate, load_gold
 from warcdeboil.lm import LanguageModel
 from warcdeboil.lm_filter import url_half
-from warcdeboil.lm_fit import percentile_limits
+from warcdeboil.lm_fit import percentile_limits, train_run_model
 
 DATASETS = ("dragnet", "l3s-gn1", "cleanportaleval", "cleaneval", "scrapinghub")
 LIMITS = (300.0, 1000.0, 3000.0, 10000.0)  # --max-line-perplexity values tried
@@ -92,9 +92,9 @@ def self_scoring(eval_dir: Path, tmp: Path) -> dict[str, Any]:
         halves: list[list[str]] = [[], []]
         for page in pages:
             halves[url_half(page["url"])].append(page["text"])
-        a = LanguageModel.train(halves[0])
-        b = LanguageModel.train(halves[1])
-        both = LanguageModel.train(halves[0] + halves[1])
+        # As a run trains them (``--lm auto``: the word model alone).
+        a, b, both = (train_run_model(texts) for texts in (halves[0], halves[1],
+                                                           halves[0] + halves[1]))
         seen = a.perplexities(halves[0])
         held = b.perplexities(halves[0])
         whole = both.perplexities(halves[0] + halves[1])

@@ -18,6 +18,7 @@ from warcdeboil.cli import app
 from warcdeboil.compression import Codec
 from warcdeboil.lm import LanguageModel
 from warcdeboil.lm_filter import url_half
+from warcdeboil.lm_fit import train_run_model
 
 runner = CliRunner()
 
@@ -89,12 +90,28 @@ def test_auto_scores_each_page_with_its_language_model_of_the_other_half(
         for half in (0, 1):
             texts = [p["text"] for p in pages
                      if p["language"] == language and url_half(p["url"]) == half]
-            models[language, half] = LanguageModel.train(texts)
+            models[language, half] = LanguageModel.train(texts, chars=False)
     for page in pages:
         other = models[page["language"], 1 - url_half(page["url"])]
         assert page["perplexity"] == pytest.approx(other.perplexity(page["text"]), rel=1e-9)
         wrong = models["de" if page["language"] == "en" else "en", 1 - url_half(page["url"])]
         assert wrong.perplexity(page["text"]) > 5 * page["perplexity"]
+
+
+def test_a_run_model_is_the_word_model_of_all_its_text() -> None:
+    """A run scores with the word model only: its models count every text (none held out to
+    calibrate a noise score no run reads) and have no character component."""
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(300)]
+    # 64 texts of 10 lines: a calibrating trainer holds out 2 texts, too few lines (20) to
+    # calibrate on, and counts them after all; 640 texts of 10 lines hold out 200 lines.
+    texts = ["\n".join(" ".join(rng.choices(words, k=8)) for _ in range(10)) for _ in range(640)]
+    run = train_run_model(texts)
+    calibrated = LanguageModel.train(texts)
+    assert run.chars is None and run.calibration is None
+    assert calibrated.chars is not None and calibrated.calibration is not None
+    assert run.info["units"] == 640 * 10 * 9  # 8 words and </s> a line
+    assert calibrated.info["units"] == 620 * 10 * 9
 
 
 def test_a_page_is_not_scored_by_a_model_that_saw_it(two_languages: Path, tmp_path: Path) -> None:

@@ -36,10 +36,10 @@ import logging
 import math
 import shutil
 import struct
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import zstandard
 
@@ -56,9 +56,12 @@ from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
 from .sitekey import SiteKeyer, SiteKeyMode
 
+if TYPE_CHECKING:
+    from .lm import LanguageModel
+
 __all__ = ["HEAD_PERCENTILE", "MIDDLE_PERCENTILE", "MIN_TRAINING_CHARS", "LmStats",
            "cleaned_store_path", "percentile_limits", "prepare_lm", "read_scores",
-           "scores_path"]
+           "scores_path", "train_run_model"]
 
 log = logging.getLogger(__name__)
 
@@ -255,10 +258,18 @@ def _texts_of(spill_dir: str, language: str, half: int) -> Iterator[str]:
         yield from _read_spill(path)
 
 
-def _train(job: _TrainJob, report: Callable[[int, int], None] | None = None) -> str:
+def train_run_model(texts: Iterable[str]) -> LanguageModel:
+    """A model of the run's own text (``--lm auto``, both engines): the word model alone. A run
+    scores pages and lines with the word model only; the character model and the noise
+    calibration serve ``line_noise_scores``, which no run calls, and cost a third of a model's
+    training (and one text in ``noise.HOLD_OUT_EVERY`` held out of the word counts)."""
     from .lm import LanguageModel
 
-    LanguageModel.train(_texts_of(job.spill_dir, job.language, job.half)).save(job.model)
+    return LanguageModel.train(texts, chars=False)
+
+
+def _train(job: _TrainJob, report: Callable[[int, int], None] | None = None) -> str:
+    train_run_model(_texts_of(job.spill_dir, job.language, job.half)).save(job.model)
     return job.model
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from ..apply import clean_page
 from ..language import identify
 from ..lm_filter import LmSettings, PageScorer, url_half
-from ..lm_fit import MIN_TRAINING_CHARS, percentile_limits
+from ..lm_fit import MIN_TRAINING_CHARS, percentile_limits, train_run_model
 from ..pipeline import Options
 from .dedup import JoinedPage, joined_page, page_file
 
@@ -46,10 +46,8 @@ def text_rows(options: Options, item: JoinedPage) -> Iterator[TextRow]:
 
 def _train(rows: Iterator[TextRow]) -> Iterator[tuple[str, int, bytes]]:
     """The model of each (language, half) of a partition, from its texts in order."""
-    from ..lm import LanguageModel
-
     for (language, half), group in itertools.groupby(rows, key=lambda row: row[0][:2]):
-        model = LanguageModel.train(text for _, text in group)
+        model = train_run_model(text for _, text in group)
         with tempfile.TemporaryDirectory(prefix="warcdeboil-lm-") as tmp:
             path = Path(tmp) / "model.lm"
             model.save(path)
