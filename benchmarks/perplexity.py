@@ -159,6 +159,54 @@ def outranking(real: list[str], ours: tuple[list[float], list[float]],
             for i in np.argsort(-mine, kind="stable")[:top] if mine[i] > 0]
 
 
+def gold_mojibake(line: str) -> bool:
+    """Whether a real line holds mojibake of the kind ``make_noise`` makes (UTF-8 read as
+    cp1252): a run of characters that ``.encode("cp1252")`` then ``.decode("utf-8")`` turns
+    into other, valid characters. Runs are the line's non-ASCII characters cp1252 can encode
+    (mojibake's are never ASCII); bytes UTF-8 cannot read stay apart (surrogate escapes), so
+    that "é" or curly quotes, which make no valid sequence, are not counted, and one valid
+    sequence anywhere in a run is."""
+    run: list[str] = []
+    for char in line + "\n":
+        if ord(char) > 127:
+            try:
+                char.encode("cp1252")
+            except UnicodeEncodeError:
+                pass
+            else:
+                run.append(char)
+                continue
+        if run:
+            decoded = "".join(run).encode("cp1252").decode("utf-8", "surrogateescape")
+            if any(ord(c) > 127 and not 0xDC80 <= ord(c) <= 0xDCFF for c in decoded):
+                return True
+            run = []
+    return False
+
+
+def _gold_mojibake_apart(real: list[str], scores: dict[str, dict[str, list[float]]],
+                         kinds: list[str]) -> dict:
+    """The real lines that are themselves mojibake (``gold_mojibake``), reported apart: how
+    many, a few of them, the AUC of each score with them as noise against the other real
+    lines, and every kind's AUC against those other real lines. ``scores``: each score's
+    ("ours", "bigram") lists by kind, "real" among them."""
+    damaged = np.array([gold_mojibake(line) for line in real], bool)
+    out: dict = {"lines": int(damaged.sum()),
+                 "examples": [line[:100] for line, bad in zip(real, damaged, strict=True)
+                              if bad][:3]}
+    for label, found in scores.items():
+        real_scores = np.array(found["real"])
+        clean = real_scores[~damaged].tolist()
+        out[label] = {"gold mojibake": auc(clean, real_scores[damaged].tolist())
+                      if damaged.any() else None,
+                      **{kind: auc(clean, found[kind]) for kind in kinds}}
+    out["behind"] = [kind for kind in kinds if out["ours"][kind] < out["bigram"][kind]]
+    for label in scores:  # rounded as the other tables are, once compared
+        out[label] = {kind: None if value is None else round(value, 4)
+                      for kind, value in out[label].items()}
+    return out
+
+
 # Noise of the kinds a crawl holds -----------------------------------------------------------
 
 NAVIGATION = [
@@ -247,10 +295,33 @@ UNSEEN_MENUS = [
     "Plumbing", "Heating", "Electrical", "Timber", "Doors", "Windows", "Roofing", "Fencing",
     "Sheds", "Storage", "Screws", "Adhesives", "Ladders", "Workwear", "Bathrooms", "Kitchens",
 ]
+# The fifth check's lists, written on 2026-11-25 (session s28) after the unseen words signal
+# was chosen and before this check was run: a public library's, an airline's, a newspaper
+# archive's and a university physics department's navigation, and a supermarket's menus.
+NOVEL_NAVIGATION = [
+    "Renew loans", "Reserve a book", "Opening hours", "Digital library", "Join the library",
+    "eBooks and audiobooks", "Manage booking", "Check in online", "Flight status",
+    "Baggage allowance", "Frequent flyer", "Special assistance", "Browse by decade",
+    "Front pages", "Search the archive", "Subscriber login", "Historical photos",
+    "Research groups", "Undergraduate study", "Postgraduate study", "Seminars", "People",
+    "Contact the department", "Vacancies",
+]
+NOVEL_SHARING = [
+    "Renew all", "Place a hold", "Add to my list", "Select seat", "Change flight",
+    "Upgrade", "Clip this article", "Order a reprint", "Cite this page", "Download as PDF",
+    "Show full record", "Email this record", "Back to results", "Sign up for alerts",
+]
+NOVEL_MENUS = [
+    "Fruit and veg", "Meat and fish", "Bakery", "Dairy", "Eggs", "Frozen", "Food cupboard",
+    "Drinks", "Snacks", "Household", "Baby and toddler", "Health and beauty", "Pet food",
+    "Free from", "Vegan", "World foods", "Wine", "Beer and cider", "Cleaning", "Laundry",
+    "Flowers", "Party food", "Offers", "Delivery slots",
+]
 LISTS = {"first": (NAVIGATION + SHARING, MENUS),
          "other": (OTHER_NAVIGATION + OTHER_SHARING, OTHER_MENUS),
          "fresh": (FRESH_NAVIGATION + FRESH_SHARING, FRESH_MENUS),
-         "unseen": (UNSEEN_NAVIGATION + UNSEEN_SHARING, UNSEEN_MENUS)}
+         "unseen": (UNSEEN_NAVIGATION + UNSEEN_SHARING, UNSEEN_MENUS),
+         "novel": (NOVEL_NAVIGATION + NOVEL_SHARING, NOVEL_MENUS)}
 # Whose navigation and menus each list is, for the results.
 LIST_SOURCES = {
     "first": "a news site's",
@@ -258,6 +329,8 @@ LIST_SOURCES = {
     "fresh": "a bank's, a council's, a recipe blog's, a sports club's; a travel agent's menus",
     "unseen": "a hospital's, a museum's, an estate agent's, a software manual's; a hardware "
               "store's menus",
+    "novel": "a public library's, an airline's, a newspaper archive's, a university physics "
+             "department's; a supermarket's menus",
 }
 
 
@@ -425,11 +498,15 @@ def discrimination(settings: list[tuple[int, tuple[int, ...]]]) -> dict:
                              "auc": aucs(model.line_noise_scores)})
     bigram_scores = {kind: bigram.perplexities(found) for kind, found in test.items()}
     noise_scores = {kind: model.line_noise_scores(found) for kind, found in test.items()}
+    full = {kind: [auc(noise_scores["real"], noise_scores[kind]),
+                   auc(bigram_scores["real"], bigram_scores[kind])] for kind in KINDS}
+    result["behind"] = {kind: pair for kind, pair in full.items() if pair[0] < pair[1]}
+    result["gold_mojibake"] = _gold_mojibake_apart(
+        test["real"], {"ours": noise_scores, "bigram": bigram_scores}, KINDS)
     result["outranking"] = {
         kind: outranking(test["real"], (noise_scores["real"], noise_scores[kind]),
                          (bigram_scores["real"], bigram_scores[kind]))
-        for kind in KINDS if result["models"][-1]["auc"][kind]
-        < result["pyplexity_bigram"]["auc"][kind]}
+        for kind in result["behind"]}
     print(result["fit"], result["models"][-1]["auc"], file=sys.stderr)
     return result
 
@@ -458,17 +535,23 @@ def other_datasets(left_outs: tuple[str, ...] = DATASETS, seed: int = 25,
         bigram = PyplexityBigram(train)
         entry: dict = {"train_words": sum(len(s.split()) for s in train), "real": len(real),
                        "noise": {k: len(v) for k, v in noise.items()}}
-        scored = {}
+        scored, full = {}, {}
         for label, score in (("ours", model.line_noise_scores),
                              ("bigram", bigram.perplexities)):
             scored[label] = {kind: list(score(found)) for kind, found in
                              {"real": real, **noise}.items() if found}
-            entry[label] = {kind: round(auc(scored[label]["real"], scored[label][kind]), 4)
-                            for kind in KINDS if noise[kind]}
+            full[label] = {kind: auc(scored[label]["real"], scored[label][kind])
+                           for kind in KINDS if noise[kind]}
+            entry[label] = {kind: round(value, 4) for kind, value in full[label].items()}
+        # Behind the bigram at full precision (a tie to four decimals counts when ours is
+        # lower), with both AUCs unrounded.
+        entry["behind"] = {kind: [full["ours"][kind], full["bigram"][kind]]
+                           for kind in full["ours"] if full["ours"][kind] < full["bigram"][kind]}
+        entry["gold_mojibake"] = _gold_mojibake_apart(real, scored, list(entry["ours"]))
         entry["outranking"] = {
             kind: outranking(real, (scored["ours"]["real"], scored["ours"][kind]),
                              (scored["bigram"]["real"], scored["bigram"][kind]))
-            for kind in entry["ours"] if entry["ours"][kind] < entry["bigram"][kind]}
+            for kind in entry["behind"]}
         result[left_out] = entry
         print(left_out, entry, file=sys.stderr)
     return result
@@ -656,6 +739,33 @@ def _outranking_lines(cells: list[tuple[str, dict]]) -> list[str]:
     return out
 
 
+def _apart_table(cells: list[tuple[str, dict]], head: str) -> list[str]:
+    """The table of ``_gold_mojibake_apart``: each cell's real lines that are mojibake, and
+    the AUCs against the others."""
+    out = ["", "The same with the real lines that are themselves mojibake (the gold's own: "
+           "text that `.encode('cp1252').decode('utf-8')` turns into other valid text, the "
+           "inverse of the mojibake kind's maker) taken out of the real lines and scored as a "
+           "kind of their own, \"gold mojibake\" (how many, then the AUC of that kind against "
+           "the other real lines). AUC, ours / pyplexity-style bigram; * where ours is behind "
+           "at full precision:", "",
+           head + "gold mojibake | " + " | ".join(KINDS) + " |",
+           "|" + "---|" * (len(KINDS) + 3)]
+    for name, e in cells:
+        g = e["gold_mojibake"]
+        real = e["real"]["test"] if isinstance(e["real"], dict) else e["real"]
+        moj = (f"{g['lines']}: {g['ours']['gold mojibake']:.4f} / "
+               f"{g['bigram']['gold mojibake']:.4f}" if g["lines"] else "0")
+        out.append(f"| {name} | {real - g['lines']:,} | {moj} | " + " | ".join(
+            f"{g['ours'][k]:.4f} / {g['bigram'][k]:.4f}"
+            + ("*" if k in g.get("behind", ()) else "") if k in g["ours"] else "–"
+            for k in KINDS) + " |")
+    examples = [f"{name}: `{line}`" for name, e in cells
+                for line in e["gold_mojibake"]["examples"][:1]]
+    if examples:
+        out += ["", "Gold mojibake lines, one a cell: " + "; ".join(examples)]
+    return out
+
+
 def markdown(results: dict) -> str:
     out = [f"# Perplexity: {results['date']}", "", f"Machine: {results['machine']}", ""]
     if results.get("note"):
@@ -693,6 +803,8 @@ def markdown(results: dict) -> str:
         out += ["", "Examples of each kind:", ""]
         out += [f"- {k}: `{v[0]}`" for k, v in d["examples"].items() if v]
         out += _outranking_lines([("test, ", d.get("outranking", {}))])
+        if "gold_mojibake" in d:
+            out += _apart_table([("test", d)], "| split | real | ")
         out.append("")
     for key in sorted(k for k in results if k.startswith("other_datasets")):
         seed, lists = (25, "other") if key == "other_datasets" else key.split("_")[:1:-1]
@@ -710,6 +822,9 @@ def markdown(results: dict) -> str:
                 for k in KINDS) + " |")
         out += _outranking_lines([(f"{name}, ", e.get("outranking", {}))
                                   for name, e in results[key].items()])
+        cells = [(name, e) for name, e in results[key].items() if "gold_mojibake" in e]
+        if cells:
+            out += _apart_table(cells, "| left out | real | ")
         out.append("")
     if "languages" in results:
         out += ["## Languages (perplexity of held-out lines, two folds)", "",

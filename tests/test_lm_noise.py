@@ -21,8 +21,11 @@ from warcdeboil.lm.noise import (
     SHORT_UNITS,
     SIGNALS,
     TESTS,
+    VERSION_4,
     Calibration,
+    _fit_groups,
     _surprises,
+    _test_sums,
     _two_lowest,
     line_signals,
     mojibake,
@@ -107,6 +110,24 @@ def test_mojibake_counts_each_damaged_character(gold: tuple[LanguageModel, list[
     assert mojibake("Café, naïve, Zürich — “quoted” façade: 50 €", 1).tolist() == [0.0]
     signals = line_signals(model, "\n".join(damaged))[0]
     assert signals[:, SIGNALS.index("mojibake")].tolist() == expected
+
+
+def test_unseen_words_count_past_half_the_line() -> None:
+    # "rare and unseen words" is the share of rare words, plus 2 * share unseen - 1 past half:
+    # a line of strings the model never saw reaches 2, a sentence of its words stays at its
+    # share of rare words, and a line with one unit in three unseen gains nothing.
+    model = LanguageModel.train(_sentences(HOLD_OUT_EVERY * 300, 3))
+    lines = ["xq7vz kpl0w zzyx qmt4r", "The cat sat on the mat.", "The cat zzyx sat qmt4r.",
+             "Zzyx qmt4r kpl0w the cat.", "Zzyx qmt4r kpl0w wq9 cat"]
+    signals, units = line_signals(model, "\n".join(lines))
+    rare, both = signals[:, SIGNALS.index("rare words")], signals[:, SIGNALS.index(
+        "rare and unseen words")]
+    assert units.tolist() == [4, 7, 6, 6, 5]
+    assert both[0] == pytest.approx(rare[0] + 1.0)  # every unit unseen
+    assert both[1] == rare[1]
+    assert both[2] == rare[2]  # 2 units of 6 unseen
+    assert both[3] == rare[3]  # 3 of 6: half, nothing yet
+    assert both[4] == pytest.approx(rare[4] + 2 * 4 / 5 - 1)
 
 
 def test_two_lowest_is_the_sum_of_each_lines_two_smallest_values() -> None:
@@ -301,11 +322,52 @@ def test_a_version_3_model_scores_by_its_five_signals(tmp_path: Path) -> None:
         1 + np.log(10) * np.maximum(most - limit, 0))
     assert most.max() > limit  # the menu and the shuffled line are past it
     assert old.line_noise_scores(lines) == pytest.approx(expected.tolist(), rel=1e-12)
-    # Five signals' arrays under a version 4 file's tests: damaged, and said so.
+    # Five signals' arrays under a version 5 file's tests: damaged, and said so.
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     with np.load(tmp_path / "m.lm") as data:
         arrays.update({name: data[name] for name in data.files
                        if name.startswith("noise.tests")})
+    with open(tmp_path / "bad.lm", "wb") as fh:
+        np.savez(fh, **arrays)
+    with pytest.raises(InputError, match="bad.lm: not a readable language model"):
+        LanguageModel.load(tmp_path / "bad.lm")
+
+
+def test_a_version_4_model_scores_by_its_seven_signals_and_tests(tmp_path: Path) -> None:
+    # A file of version 4: seven signals and that version's four tests (no unseen words). It
+    # loads, and scores each line by those tests as that version did; a random string's
+    # unseen words, which the version 5 score reads, change nothing there.
+    texts = _sentences(HOLD_OUT_EVERY * 300, 6)
+    model = LanguageModel.train(texts)
+    model.save(tmp_path / "m.lm")
+    held = [line for text in texts[:400] for line in text.split("\n")]
+    signals, units = line_signals(model, "\n".join(held))
+    names, layout = VERSION_4
+    seven = signals[:, :len(names)]
+    groups = _fit_groups(seven, units)
+    tests = _fit_groups(_test_sums(_surprises(groups, seven, units), names, layout), units)
+    with np.load(tmp_path / "m.lm") as data:
+        arrays = {name: data[name] for name in data.files}
+    meta = json.loads(bytes(arrays["meta"]).decode())
+    arrays["meta"] = np.frombuffer(json.dumps({**meta, "version": 4}).encode(), np.uint8)
+    arrays.update({"noise.short": groups[0], "noise.long": groups[1],
+                   "noise.tests.short": tests[0], "noise.tests.long": tests[1]})
+    with open(tmp_path / "v4.lm", "wb") as fh:
+        np.savez(fh, **arrays)
+    old = LanguageModel.load(tmp_path / "v4.lm")
+    assert old.calibration is not None
+    assert old.calibration.signals == names and old.calibration.layout == layout
+    lines = ["The cat sat on the mat.", "Home | News | Sport", "xq7vz kpl0w zzyx qmt4r wq9"]
+    line, length = line_signals(model, "\n".join(lines))
+    sums = _test_sums(_surprises(groups, line[:, :len(names)], length), names, layout)
+    most = _surprises(tests, sums, length).max(axis=1)
+    limit = np.log10(max(group.shape[1] for group in groups) + 1)
+    expected = 1.0 - np.power(10.0, -np.minimum(most, limit)) / (
+        1 + np.log(10) * np.maximum(most - limit, 0))
+    assert old.line_noise_scores(lines) == pytest.approx(expected.tolist(), rel=1e-12)
+    assert old.line_noise_scores(lines) != model.line_noise_scores(lines)
+    # Seven signals under a version 5 file: damaged, and said so.
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     with open(tmp_path / "bad.lm", "wb") as fh:
         np.savez(fh, **arrays)
     with pytest.raises(InputError, match="bad.lm: not a readable language model"):

@@ -40,11 +40,12 @@ from .units import BOUNDARY, LINE, UNK, extend_keys, split_units
 __all__ = ["DEFAULT_MIN_COUNTS", "DEFAULT_ORDER", "LanguageModel"]
 
 FORMAT = "warcdeboil-lm"
-# 4: the noise calibration has seven signals and four tests (``noise.TESTS``); 3: unigram
-# frequencies and the noise score's calibration (``noise``, five signals) may follow; 2: a
-# character component may follow the word model. 1 to 3 are read too (a version 3 calibration
-# scores as it did: ``noise.LEGACY``).
-VERSION = 4
+# 5: the noise calibration has eight signals (rare and unseen words) and ``noise.TESTS``; 4:
+# seven signals and four tests; 3: unigram frequencies and the noise score's calibration
+# (``noise``, five signals) may follow; 2: a character component may follow the word model.
+# 1 to 4 are read too (a version 3 or 4 calibration scores as it did: ``noise.LEGACY``,
+# ``noise.VERSION_4``).
+VERSION = 5
 DEFAULT_ORDER = 3
 # Adjusted counts below which n-grams of order 1, 2, 3… are pruned: singletons above unigrams
 # go (benchmarks/perplexity.py: the same AUC on every noise kind, a third of the size).
@@ -335,14 +336,14 @@ class LanguageModel:
         try:
             with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
                 meta = json.loads(bytes(data["meta"]).decode())
-                if meta.get("format") != FORMAT or meta.get("version") not in (1, 2, 3, VERSION):
+                if meta.get("format") != FORMAT or meta.get("version") not in (1, 2, 3, 4, VERSION):
                     raise InputError(f"{os.fspath(path)}: not a warcdeboil language model")
                 model = cls._read(path, data, "", meta["order"], meta.get("info"))
                 if meta.get("chars_order"):
                     model.chars = cls._read(path, data, "chars.", meta["chars_order"],
                                             (meta.get("info") or {}).get("chars"))
                 if "noise.long" in data.files:
-                    model.calibration = Calibration.read(data, "noise.")
+                    model.calibration = Calibration.read(data, "noise.", meta["version"])
         except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
             raise InputError(f"{os.fspath(path)}: not a readable language model ({exc})") from exc
         return model

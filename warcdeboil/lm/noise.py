@@ -21,6 +21,13 @@ noisier lines:
   character the language hardly uses: mojibake, symbols).
 - ``mojibake``: how many sequences the line holds that UTF-8 read as cp1252 or Latin-1 makes
   ("â€™", "Ã©", "Â "): a lead byte's character followed by continuation bytes' characters.
+- ``rare and unseen words``: ``rare words``, plus how far past half of the line's units are
+  units the model never saw (``2 * share - 1``, 0 up to half): past the point where ``rare
+  words`` is all rare, a line of strings no text has (random characters, hashes, session ids)
+  still reads as further out than a headline of capitalised names, whose words are rare but
+  known. Below half it adds nothing, so that a real line with a few new names or a stray
+  token does not rise (counted from the first unseen unit, real lines of markup and names
+  rose above navigation: benchmarks/results/perplexity-2026-11-25d.md).
 
 What "real" looks like is measured when the model is trained: a sample of the training texts is
 held out of the counts (``HOLD_OUT_EVERY``, up to ``CALIBRATION_LINES`` lines), scored by the
@@ -38,7 +45,8 @@ large one (word order), while signals that a real line of an unfamiliar site can
 signals flagged too many real lines.
 
 Files of version 3 hold a calibration of the first five signals of that version (``LEGACY``):
-they are scored as then, by the most extreme of those five surprises.
+they are scored as then, by the most extreme of those five surprises. Files of version 4 hold
+the first seven signals and that version's tests (``VERSION_4``), and score as then too.
 """
 
 from __future__ import annotations
@@ -54,21 +62,28 @@ from .chars import char_text
 if TYPE_CHECKING:
     from .model import LanguageModel
 
-__all__ = ["CALIBRATION_LINES", "HOLD_OUT_EVERY", "LEGACY", "SIGNALS", "TESTS", "Calibration",
-           "line_signals"]
+__all__ = ["CALIBRATION_LINES", "HOLD_OUT_EVERY", "LEGACY", "SIGNALS", "TESTS", "VERSION_4",
+           "Calibration", "line_signals"]
 
 SIGNALS = ("context", "order", "rare words", "characters", "worst characters",
-           "rarest character", "mojibake")
+           "rarest character", "mojibake", "rare and unseen words")
 # The signals each test adds up (their surprises), chosen by leaving out in turn dragnet,
 # cleaneval and l3s-gn1 of benchmarks/perplexity.py's second check and by its dev and test
 # splits (benchmarks/results/perplexity-2026-11-25b.md): word order; how unlike the language's
 # words the line is (its context helps a sentence of rare words); rare words alone (menus of
 # common nouns: without it they fell below the bigram baseline); characters a sentence has no
-# use for.
-TESTS = (("context", "order"), ("context", "rare words", "characters"), ("rare words",),
-         ("worst characters", "rarest character", "mojibake"))
+# use for. The second test reads rare words with unseen ones past half the line
+# (benchmarks/results/perplexity-2026-11-25d.md: random characters ahead of the pyplexity-style
+# bigram in two more of 12 cells, no cell lost; the third test kept plain rare words, as with
+# unseen words there too, or a test of their own, real lines rose above navigation).
+TESTS = (("context", "order"), ("context", "rare and unseen words", "characters"),
+         ("rare words",), ("worst characters", "rarest character", "mojibake"))
 # The signals of a version 3 calibration, scored by the most extreme of the five.
 LEGACY = ("context", "rare words", "characters", "worst characters", "rarest character")
+# The signals and tests of a version 4 calibration (no unseen words), scored as then.
+VERSION_4 = (SIGNALS[:7], (("context", "order"), ("context", "rare words", "characters"),
+                           ("rare words",), ("worst characters", "rarest character",
+                                             "mojibake")))
 # One text in this many is held out of training to calibrate the noise score, until this many
 # lines are held out: enough for tail shares of 1 in a few thousand, and scoring them costs a
 # tenth of a second (a larger sample moved no AUC in benchmarks/perplexity.py).
@@ -108,8 +123,8 @@ def _two_lowest(line: np.ndarray, values: np.ndarray, lines: int) -> np.ndarray:
 
 
 def word_signals(model: LanguageModel, text: str) -> np.ndarray:
-    """``context``, ``order`` and ``rare words`` of each line of ``text``, and its number of
-    units."""
+    """``context``, ``order``, ``rare words`` and ``rare and unseen words`` of each line of
+    ``text``, and its number of units."""
     rows = model.unit_rows(text, keep_empty=True)
     logp = model._log10_probs(rows)
     line, lines = _per_line(rows)
@@ -119,6 +134,9 @@ def word_signals(model: LanguageModel, text: str) -> np.ndarray:
     square = np.bincount(line, weights=gain * gain, minlength=lines) / units
     spread = np.sqrt(np.maximum(square - mean * mean, 1e-3))
     rare = np.bincount(line, weights=logp < -3.0, minlength=lines) / units
+    # The share of the line's units (its </s> not among them) the vocabulary lacks.
+    unseen = np.bincount(line, weights=rows[1:] == model._unk_row, minlength=lines) \
+        / np.maximum(units - 1, 1)
     # The same lines with their words in reverse order (the same units, so the same count).
     backwards = model.unit_rows("\n".join(" ".join(words.split()[::-1])
                                           for words in text.split("\n")), keep_empty=True)
@@ -126,7 +144,7 @@ def word_signals(model: LanguageModel, text: str) -> np.ndarray:
     forwards = np.bincount(line, weights=logp, minlength=lines)
     reverse = np.bincount(reverse_line, weights=model._log10_probs(backwards), minlength=lines)
     return np.column_stack([-mean / spread * np.sqrt(units), (reverse - forwards) / units,
-                            rare, units - 1])
+                            rare, rare + np.maximum(2.0 * unseen - 1.0, 0.0), units - 1])
 
 
 # What UTF-8 read as cp1252 (or Latin-1) turns a character of two, three or four bytes into:
@@ -175,7 +193,7 @@ def line_signals(model: LanguageModel, text: str) -> tuple[np.ndarray, np.ndarra
     assert model.chars is not None
     words = word_signals(model, text)
     return np.hstack([words[:, :3], char_signals(model.chars, text),
-                      mojibake(text, len(words))[:, None]]), words[:, 3]
+                      mojibake(text, len(words))[:, None], words[:, 3:4]]), words[:, 4]
 
 
 def _fit_groups(values: np.ndarray, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -224,21 +242,27 @@ def _surprises(groups: tuple[np.ndarray, np.ndarray], values: np.ndarray,
     return out
 
 
-def _test_sums(surprises: np.ndarray) -> np.ndarray:
-    """Each of the ``TESTS``: the sum of its signals' surprises (a column of ``SIGNALS`` each)."""
-    return np.column_stack([surprises[:, [SIGNALS.index(name) for name in test]].sum(axis=1)
-                            for test in TESTS])
+def _test_sums(surprises: np.ndarray, signals: tuple[str, ...] = SIGNALS,
+               tests: tuple[tuple[str, ...], ...] = TESTS) -> np.ndarray:
+    """Each of the ``tests``: the sum of its signals' surprises (a column of ``signals``
+    each)."""
+    return np.column_stack([surprises[:, [signals.index(name) for name in test]].sum(axis=1)
+                            for test in tests])
 
 
 @dataclass
 class Calibration:
     """Each signal's sorted values on held-out real lines, short ones (``groups[0]``) apart
-    from the others (``groups[1]``): arrays of shape (signals, lines); and each of the
-    ``TESTS``' sums of surprises on the same lines (``tests``, shape (tests, lines)). A
-    calibration read from a version 3 file has the five ``LEGACY`` signals and no tests."""
+    from the others (``groups[1]``): arrays of shape (signals, lines); and each test's sums
+    of surprises on the same lines (``tests``, shape (tests, lines)). ``signals`` and
+    ``layout`` name the signals calibrated and the tests' signals: ``SIGNALS`` and ``TESTS``,
+    or an older file's (version 4: ``VERSION_4``; version 3: the five ``LEGACY`` signals and
+    no tests)."""
 
     groups: tuple[np.ndarray, np.ndarray]
     tests: tuple[np.ndarray, np.ndarray] | None = None
+    signals: tuple[str, ...] = SIGNALS
+    layout: tuple[tuple[str, ...], ...] = TESTS
 
     @classmethod
     def fit(cls, signals: np.ndarray, units: np.ndarray) -> Calibration:
@@ -246,11 +270,6 @@ class Calibration:
         groups = _fit_groups(signals, units)
         sums = _test_sums(_surprises(groups, signals, units))
         return cls(groups, _fit_groups(sums, units))
-
-    @property
-    def signals(self) -> tuple[str, ...]:
-        """The signals calibrated, in the order of ``groups``' rows."""
-        return SIGNALS if self.tests is not None else LEGACY
 
     def surprises(self, signals: np.ndarray, units: np.ndarray) -> np.ndarray:
         """-log10 of the share of held-out lines at least as extreme on each calibrated signal
@@ -264,7 +283,7 @@ class Calibration:
         surprises = self.surprises(signals, units)
         if self.tests is None:
             return surprises
-        return _surprises(self.tests, _test_sums(surprises), units)
+        return _surprises(self.tests, _test_sums(surprises, self.signals, self.layout), units)
 
     def scores(self, signals: np.ndarray, units: np.ndarray) -> np.ndarray:
         """One minus the smallest share of held-out lines as extreme, over the tests, while
@@ -288,22 +307,25 @@ class Calibration:
         return arrays
 
     @classmethod
-    def read(cls, data: Any, prefix: str) -> Calibration:
-        """The calibration ``arrays`` wrote, from a loaded numpy archive; a version 3 file's
-        (five signals, no tests) too."""
+    def read(cls, data: Any, prefix: str, version: int) -> Calibration:
+        """The calibration ``arrays`` wrote, from a loaded numpy archive of that file
+        ``version`` (3: five signals, no tests; 4: seven signals, that version's tests)."""
         groups = (np.asarray(data[f"{prefix}short"], np.float32),
                   np.asarray(data[f"{prefix}long"], np.float32))
         tests = None
         if f"{prefix}tests.long" in data.files:
             tests = (np.asarray(data[f"{prefix}tests.short"], np.float32),
                      np.asarray(data[f"{prefix}tests.long"], np.float32))
-        expected = (len(SIGNALS), len(TESTS)) if tests is not None else (len(LEGACY), None)
+        names, layout = {3: (LEGACY, ()), 4: VERSION_4}.get(version, (SIGNALS, TESTS))
+        if (tests is None) != (not layout):
+            raise ValueError(f"a version {version} noise calibration "
+                             f"{'without' if tests is None else 'with'} tests")
         for group in groups:
-            if group.ndim != 2 or group.shape[0] != expected[0]:
+            if group.ndim != 2 or group.shape[0] != len(names):
                 raise ValueError(f"a noise calibration of {group.shape[0]} signals, "
-                                 f"not {expected[0]}")
+                                 f"not {len(names)}")
         for group in tests or ():
-            if group.ndim != 2 or group.shape[0] != expected[1]:
+            if group.ndim != 2 or group.shape[0] != len(layout):
                 raise ValueError(f"a noise calibration of {group.shape[0]} tests, "
-                                 f"not {expected[1]}")
-        return cls(groups, tests)
+                                 f"not {len(layout)}")
+        return cls(groups, tests, names, layout)
