@@ -25,9 +25,11 @@ from warcdeboil.content import (
     extract,
     extract_blocks,
     feature_columns,
+    is_listing,
     is_thread,
     judge,
     load_model,
+    select_blocks,
     split_blocks,
 )
 from warcdeboil.dom import ROLE_COMMENTS, analyse, plain_text
@@ -295,6 +297,71 @@ def test_an_article_with_a_long_comment_thread_still_drops_the_comments() -> Non
         assert post[:40] not in text
 
 
+# A shop's category page: a grid of products (name, a line about it, a price), no paragraph of
+# prose anywhere; around it the shop's menu, filters and footer.
+PRODUCTS = (
+    ("Oak chopping board", "End grain, oiled, 40 x 30 cm", "£45.00"),
+    ("Cast iron skillet", "Pre-seasoned, 26 cm, any hob", "£38.50"),
+    ("Linen tea towels", "Set of three, stonewashed", "£19.00"),
+    ("Enamel pie dish", "Speckled blue, 24 cm", "£16.00"),
+    ("Copper measuring cups", "Four sizes on a ring", "£27.00"),
+    ("Stoneware mixing bowl", "Cream glaze, 3 litres", "£32.00"),
+    ("Beech rolling pin", "French style, tapered ends", "£14.50"),
+    ("Glass storage jars", "Set of four with cork lids", "£24.00"),
+)
+
+
+def _listing_page() -> str:
+    items = "".join(
+        f"<li class='product'><a href='/p/{n}'><h3>{name}</h3></a><p>{line}</p>"
+        f"<span class='price'>{price}</span></li>"
+        for n, (name, line, price) in enumerate(PRODUCTS))
+    menu = "".join(f"<li><a href='/c/{n}'>{name}</a></li>" for n, name in enumerate(
+        ("Kitchen", "Dining", "Garden", "Bathroom", "Sale", "Gift cards")))
+    return ("<html><head><title>Kitchenware</title></head><body>"
+            f"<header><nav><ul>{menu}</ul></nav><a href='/basket'>Basket (0)</a></header>"
+            "<div id='shop'><h1>Kitchenware</h1><div class='filters'>"
+            "<a href='?sort=price'>Sort by price</a> <a href='?sort=new'>Newest first</a></div>"
+            f"<ul class='products'>{items}</ul></div>"
+            "<footer><a href='/delivery'>Delivery and returns</a> <a href='/contact'>Contact us"
+            "</a> <a href='/privacy'>Privacy policy</a></footer></body></html>")
+
+
+def test_a_listing_keeps_its_items_and_drops_the_menus() -> None:
+    blocks = split_blocks(analyse(_listing_page(), structure=True).marked.decode())
+    assert is_listing(blocks)
+    kept = [b.text for b, ok in zip(blocks, judge(blocks)[0], strict=True) if ok]
+    text = extract_blocks(blocks).text
+    assert text == "\n".join(kept)
+    for _, line, price in PRODUCTS:
+        assert line in kept and price in kept, line
+    # The names (links, the model's weakest signal) all but the last: the tail of a page scores
+    # lowest.
+    assert [name for name, _, _ in PRODUCTS if name in kept] == [n for n, _, _ in PRODUCTS][:-1]
+    for junk in ("Garden", "Gift cards", "Basket", "Delivery and returns", "Privacy policy"):
+        assert junk not in text, junk
+    # At the model's own threshold no name stayed, and the last items' lines went too.
+    alone = [b.text for b, ok in zip(blocks, select_blocks(blocks), strict=True) if ok]
+    assert not any(name in alone for name, _, _ in PRODUCTS)
+    assert PRODUCTS[-1][1] not in alone
+
+
+def test_a_page_with_prose_is_no_listing() -> None:
+    # One paragraph of LISTING_PROSE_CHARS characters outside links makes a page prose; ARTICLE's
+    # paragraphs are short, and the rule's cost shows there: its breadcrumb's last entry stays.
+    short = split_blocks(analyse(ARTICLE, structure=True).marked.decode())
+    assert is_listing(short)
+    assert "Local" in extract_blocks(short).text
+    assert "Local" not in [b.text for b, ok in zip(short, select_blocks(short), strict=True) if ok]
+    longer = ARTICLE.replace("second closure this month.", "second closure this month, and "
+                             "the fourth since the start of the year, which the council says "
+                             "is the most it has recorded.")
+    blocks = split_blocks(analyse(longer, structure=True).marked.decode())
+    assert not is_listing(blocks)
+    text = extract_blocks(blocks).text
+    assert "Local" not in text and "the most it has recorded" in text
+
+
 def test_a_single_page_gets_its_main_content() -> None:
     page = analyse(ARTICLE, structure=True)
     result = extract(page.marked.decode())
@@ -350,7 +417,9 @@ def test_jsonl_page_attributes(tmp_path: Path, write_archive: ArchiveBuilder) ->
     assert ["Use the inland route through the town centre.",
             "Check the council's website before travelling."] in page["lists"]
     lines = page["text"].split("\n")
-    assert lines[0] == "Storm closes the coast road"  # one block per line
+    # One block per line. (The fixture's paragraphs are all shorter than LISTING_PROSE_CHARS, so
+    # the page is judged at the lower bar of a listing and its breadcrumb's "Local" is kept.)
+    assert lines[:2] == ["Local", "Storm closes the coast road"]
     assert "Cat rescued from tree" not in page["text"]
     assert page["removed"]["template_subtrees"] == 0  # one page: nothing learned
     assert sum(page["removed"].values()) >= 5
