@@ -50,7 +50,8 @@ def test_smaller_sets_beat_deboiler_precision(tmp_path: Path, name: str, precisi
 # starts and selects: 0.949, 0.956 (0.965), 0.921, 0.915 (0.926); after links around block
 # elements and the teaser-list features: 0.950, 0.956 (0.965), 0.929, 0.920 (0.929); without
 # readers' comments: 0.950, 0.958 (0.965), 0.933, 0.924 (0.931); 2026-11-25, fitted on WCXB too,
-# discussions keep their comments: 0.950, 0.956 (0.965), 0.934, 0.924 (0.932). Half of each
+# discussions keep their comments: 0.950, 0.956 (0.965), 0.934, 0.924 (0.932); with the thread
+# and listing rules (content.judge): 0.950, 0.955 (0.964), 0.932, 0.925 (0.935). Half of each
 # set's sites were used to fit the block model (scripts/train_content.py), so these guard against
 # regressions; they are not the held-out figures.
 @pytest.mark.parametrize(("name", "floor"), [
@@ -68,5 +69,5 @@ def test_content_mode_f1_floor(tmp_path: Path, name: str, floor: float) -> None:
 @pytest.mark.slow
 def test_dragnet_content_mode_f1_floor(tmp_path: Path) -> None:
     report = run("dragnet", tmp_path, Mode.CONTENT)
-    assert report.large_sites.f1 >= 0.92
-    assert report.overall.f1 >= 0.91
+    assert report.large_sites.f1 >= 0.925
+    assert report.overall.f1 >= 0.915

@@ -19,10 +19,9 @@ from ..content import (
     REPEATED_BLOCK,
     Block,
     ContentModel,
-    comment_roles,
+    judge,
     removal_reason,
     repeated_blocks,
-    select_blocks,
     split_blocks,
 )
 from ..dom import (
@@ -94,8 +93,7 @@ def _verdicts(
     again = repeated_blocks(blocks, repeated)
     if mode is not Mode.CONTENT:
         return [REPEATED_BLOCK if rep else None for rep in again]
-    keep = select_blocks(blocks, model)
-    dropped_roles = comment_roles(blocks, keep)
+    keep, dropped_roles = judge(blocks, model)
     verdicts: list[str | None] = []
     for block, ok, rep in zip(blocks, keep, again, strict=True):
         if ok and not rep and not block.roles & dropped_roles:
