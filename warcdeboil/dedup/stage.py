@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..dom import Doomed
+from ..doomedstore import DoomedWriter
 from ..duplicates import (
     DEDUP_FORMAT,
     Kind,
@@ -75,22 +77,30 @@ def sign_file(job: SignJob, progress: Callable[[int, int], None] | None = None) 
     profiles = ProfileReader(Path(job.profiles_dir), job.partitions) if job.profiles_dir else None
     pages = 0
     batch: list[tuple[PageEntry, str, SiteProfile | None]] = []
-    try:
-        with SignatureWriter(Path(job.directory), job.part) as writer:
-            for entry in iter_page_store(Path(job.page_store)):
-                site = keyer(entry.url)
-                profile = profiles.get(site) if profiles is not None and site else None
-                batch.append((entry, site, profile))
-                if len(batch) == SIGN_BATCH:
-                    sign_batch(batch, writer)
-                    batch.clear()
-                pages += 1
-                if progress is not None and pages % 256 == 0:
-                    progress(256, 0)
-            sign_batch(batch, writer)
-    finally:
+    with ExitStack() as stack:
         if profiles is not None:
-            profiles.close()
+            stack.callback(profiles.close)
+        writer = stack.enter_context(SignatureWriter(Path(job.directory), job.part))
+        kept = (stack.enter_context(DoomedWriter(Path(job.doomed))) if job.doomed is not None
+                else None)
+
+        def sign() -> None:
+            doomed = sign_batch(batch, writer)
+            if kept is not None:
+                for (entry, _, _), known in zip(batch, doomed, strict=True):
+                    kept.add(entry.ordinal, known)
+            batch.clear()
+
+        for entry in iter_page_store(Path(job.page_store)):
+            site = keyer(entry.url)
+            profile = profiles.get(site) if profiles is not None and site else None
+            batch.append((entry, site, profile))
+            if len(batch) == SIGN_BATCH:
+                sign()
+            pages += 1
+            if progress is not None and pages % 256 == 0:
+                progress(256, 0)
+        sign()
     if progress is not None and pages % 256:
         progress(pages % 256, 0)
     return pages
@@ -106,10 +116,10 @@ def doomed_of(batch: list[tuple[PageEntry, str, SiteProfile | None]]) -> list[Do
 
 
 def sign_batch(batch: list[tuple[PageEntry, str, SiteProfile | None]],
-                writer: SignatureWriter, doomed: list[Doomed] | None = None) -> None:
+                writer: SignatureWriter, doomed: list[Doomed] | None = None) -> list[Doomed]:
     """Sign pages in order; what their templates remove (``doomed``, unless the caller found
     it already: the language-model stage's walk, :mod:`warcdeboil.lm_fit`), and their
-    shingles, are found for all of them at once."""
+    shingles, are found for all of them at once. What their templates remove."""
     if doomed is None:
         doomed = doomed_of(batch)
     texts = [signature_text(entry.page, profile, known)
@@ -119,6 +129,7 @@ def sign_batch(batch: list[tuple[PageEntry, str, SiteProfile | None]],
         writer.add(text, url=entry.url, date=entry.date, digest=entry.digest,
                    ordinal=entry.ordinal, record_id=entry.record_id, site=site,
                    shingles=shingles)
+    return doomed
 
 
 @dataclass
