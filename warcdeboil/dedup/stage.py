@@ -52,8 +52,8 @@ from .shingles import shingle_hashes_batch
 from .spill import SortedSpill
 from .text import signature_text
 
-__all__ = ["DEDUP_FORMAT", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob", "decide",
-           "doomed_of", "iter_url_groups", "sign_batch", "sign_file", "signatures_dir"]
+__all__ = ["DEDUP_FORMAT", "STAGE_KEY_RUN_ITEMS", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob",
+           "decide", "doomed_of", "iter_url_groups", "sign_batch", "sign_file", "signatures_dir"]
 
 # Records (LSH bucket keys, group members, verdicts) held in memory before a sorted run is
 # spilled: about 110 bytes each with Python's overhead, so under 2 MB. The stage's memory stays
@@ -61,6 +61,11 @@ __all__ = ["DEDUP_FORMAT", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob", "decide"
 # With 65,536 the stage's peak RSS still grew 1.13x from dragnet to 8 times its pages, as the
 # one run filled up; with 16,384 it grows 1.05x. More would only save merge passes.
 STAGE_RUN_ITEMS = 1 << 14
+# LSH bucket keys held before a sorted run is spilled: numpy arrays, 18 bytes a key (and as
+# many again while a run is sorted), so 65,536 keys are under 2.5 MB. Dragnet's 1,381 pages
+# have about 47,000 keys: one run, sorted in memory and never written (as 16,384 records, three
+# runs were written and merged a key at a time: 0.1 CPU-s, a tenth of the stage).
+STAGE_KEY_RUN_ITEMS = 1 << 16
 # Pages signed together (what their templates remove and their shingles are found for all at
 # once: numpy's cost per call is then paid once for many pages): 64 dragnet pages are about
 # 1 MB of marked text.
@@ -149,7 +154,8 @@ class DedupCounts:
 
 
 def decide(dedup_dir: Path, parts: int, *, params: LshParams | None = None,
-           run_items: int = STAGE_RUN_ITEMS) -> DedupCounts:
+           run_items: int = STAGE_RUN_ITEMS,
+           key_run_items: int = STAGE_KEY_RUN_ITEMS) -> DedupCounts:
     """Find the groups over the signature parts ``0 .. parts-1`` and write each input's side
     file of verdicts (:func:`~.verdicts.verdicts_path` in ``dedup_dir``; an input without
     duplicates gets an empty one)."""
@@ -158,7 +164,8 @@ def decide(dedup_dir: Path, parts: int, *, params: LshParams | None = None,
     stats = DedupStats()
     counts = DedupCounts()
     try:
-        union = search(signatures, work, params=params, run_items=run_items, stats=stats)
+        union = search(signatures, work, params=params, run_items=run_items, stats=stats,
+                       key_run_items=key_run_items)
         roots = roots_of(union)
         np.save(work / ROOTS, roots)
         spill = SortedSpill(work, run_items=run_items, prefix="verdicts")
