@@ -41,6 +41,7 @@ from warcdeboil.dedup import (
     shingle_hashes,
     tokens,
 )
+from warcdeboil.dedup.lsh import bucket_keys
 from warcdeboil.dedup.spill import SortedSpill
 
 
@@ -192,6 +193,33 @@ def test_external_sort_lsh_gives_the_in_memory_pairs(tmp_path: Path, run_items: 
     full, rest = divmod(len(signatures) * BANDS, run_items)
     assert stats["runs"] == full + bool(full and rest)
     assert list(tmp_path.iterdir()) == []  # run files removed once merged
+
+
+@pytest.mark.parametrize("run_items", [7, 3_000, 1_000_000])
+def test_lsh_pairs_come_in_the_order_of_the_sorted_key_bytes(tmp_path: Path,
+                                                             run_items: int) -> None:
+    """Sorted in memory or merged from runs, the candidate pairs come as a sort of every
+    bucket key's bytes (band, digest, page) gives them: the order the union-find sees them in,
+    and so the stage's counts, do not depend on how the keys were sorted."""
+    signatures = _planted_signatures(5)
+    leads = np.zeros(len(signatures), dtype=np.uint64)
+    leads[[3, 40, 150, 201]] = 77  # a lead bucket too
+    records = sorted(key + page.to_bytes(8, "big") for page, signature in signatures
+                     for key in bucket_keys(signature, lead=int(leads[page])))
+    expected: list[tuple[int, int]] = []
+    members: list[int] = []
+    for at, record in enumerate(records):
+        if at and record[:10] != records[at - 1][:10]:
+            members = []
+        page = int.from_bytes(record[10:], "big")
+        expected += [(other, page) for other in members]
+        if len(members) < MAX_BUCKET_KEPT:
+            members.append(page)
+    stats: dict[str, int] = {}
+    assert list(candidate_pairs(signatures, tmp_path, run_items=run_items, stats=stats,
+                                leads=leads)) == expected
+    assert stats["runs"] == (0 if run_items > len(records) else -(-len(records) // run_items))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_spill_never_holds_more_than_its_run(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import (
@@ -337,3 +338,71 @@ def test_the_language_model_stage_signs_the_pages_as_the_stage_would(
     assert groups == [[page[k] for k in ("url", *DUPLICATE_KEYS)]
                       for page in jsonl_pages(tmp_path / "plain")]
     assert sum(size == 2 for _, _, size, _, _ in groups) == 4
+
+
+def test_pass_2_takes_what_the_stage_found_each_template_removes(
+        dup_crawl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stage keeps, for every page, what its template removes (warcdeboil.doomedstore):
+    the very candidates and slots dom.find_doomed finds; pass 2 takes them instead of finding
+    them again, and writes what it writes without them, byte for byte."""
+    from warcdeboil import apply, dom
+    from warcdeboil.doomedstore import doomed_path, iter_doomed
+    from warcdeboil.pagestore import iter_page_store, page_store_path
+    from warcdeboil.profiles import ProfileReader
+    from warcdeboil.sitekey import SiteKeyer, SiteKeyMode
+
+    options = Options(workers=1, format=OutputFormat.JSONL)
+    work = tmp_path / "work"
+    clean([dup_crawl], tmp_path / "found", options, work_dir=work, keep_work_dir=True)
+    meta = json.loads((work / "profiles" / "profiles.json").read_text())
+    keyer = SiteKeyer(SiteKeyMode(meta["site_key"]))
+    profiles = ProfileReader(work / "profiles", meta["partitions"])
+    doomed_pages = 0
+    for part in range(2):
+        entries = list(iter_page_store(page_store_path(work / "pages", part)))
+        kept = list(iter_doomed(doomed_path(work / "dedup", part)))
+        assert [ordinal for ordinal, _ in kept] == [entry.ordinal for entry in entries]
+        for entry, (_, known) in zip(entries, kept, strict=True):
+            profile = profiles.get(keyer(entry.url))
+            assert profile is not None
+            assert known == dom.find_doomed(entry.page, profile.template,
+                                            profile.template_slots)
+            doomed_pages += bool(known.candidates or known.slots)
+    profiles.close()
+    assert doomed_pages == 11  # every page has template to lose
+
+    def never(*_: object) -> dom.Doomed:
+        raise AssertionError("pass 2 found again what the stage found")
+
+    monkeypatch.setattr(dom, "find_doomed", never)
+    monkeypatch.setattr(apply, "find_doomed", never)
+    for fmt, extra in ((OutputFormat.JSONL, {}), (OutputFormat.WARC,
+                                                  {"dedup": DedupMode.REVISIT})):
+        taken = Options(workers=1, format=fmt, **extra)  # type: ignore[arg-type]
+        clean([dup_crawl], tmp_path / f"taken-{fmt.value}", taken)
+    monkeypatch.undo()
+    for fmt, extra in ((OutputFormat.JSONL, {}), (OutputFormat.WARC,
+                                                  {"dedup": DedupMode.REVISIT})):
+        # The same run, pass 2 finding everything itself (side files that name no page).
+        monkeypatch.setattr(apply, "DoomedReader", lambda _: SimpleNamespace(get=lambda _: None))
+        found = tmp_path / f"found-{fmt.value}"
+        clean([dup_crawl], found, Options(workers=1, format=fmt, **extra))  # type: ignore[arg-type]
+        monkeypatch.undo()
+        for name in ("a", "b"):
+            suffix = ".jsonl.gz" if fmt is OutputFormat.JSONL else ".warc.gz"
+            assert ((tmp_path / f"taken-{fmt.value}" / f"{name}{suffix}").read_bytes()
+                    == (found / f"{name}{suffix}").read_bytes())
+
+
+def test_damaged_template_cuts_are_one_line(tmp_path: Path) -> None:
+    from warcdeboil.dom import Doomed
+    from warcdeboil.doomedstore import DoomedWriter, iter_doomed
+    from warcdeboil.errors import WorkDirError
+
+    path = tmp_path / "f000000.doomed"
+    with DoomedWriter(path) as out:
+        out.add(4, Doomed({1, 2, 3}, [(5, 9, 0), (20, 30, 2)]))
+    assert list(iter_doomed(path)) == [(4, Doomed({1, 2, 3}, [(5, 9, 0), (20, 30, 2)]))]
+    path.write_bytes(path.read_bytes()[:-2])
+    with pytest.raises(WorkDirError, match="damaged template cuts"):
+        list(iter_doomed(path))

@@ -40,6 +40,7 @@ from .dom import (
     remove_repeated,
     remove_template,
 )
+from .doomedstore import DoomedReader
 from .duplicates import DedupMode, Kind, Verdict, VerdictReader, duplicate_fields
 from .errors import ConfigError, InputError, RecordError, WorkDirError
 from .fit import SiteProfile
@@ -147,6 +148,7 @@ class ApplyJob:
     lm: LmSettings | None = None  # --lm: perplexity scores, and its filters
     verdicts: str | None = None  # the duplicate stage's side file for this input
     dedup: DedupMode = DedupMode.OFF  # what to do with the duplicates it names
+    doomed: str | None = None  # what the duplicate stage found each page's template removes
     cleaned_store: str | None = None  # the pages of page_store as the stage before pass 2
     # cleaned them (lm_fit): written from there, not cleaned again
     scores_store: str | None = None  # their perplexities as that stage scored them (buckets)
@@ -225,12 +227,15 @@ def _fill(
     verdicts = None
     if job.verdicts is not None and job.dedup is not DedupMode.OFF:
         verdicts = VerdictReader(Path(job.verdicts))
+    # What the duplicate stage found each page's template removes (pass 2 need not find it).
+    doomed = (DoomedReader(Path(job.doomed)) if job.doomed is not None
+              and job.cleaned_store is None and Path(job.doomed).exists() else None)
     if job.page_store is not None and job.format is not OutputFormat.WARC:
         # Text outputs need only what pass 1 stored: the archive is not read again.
         cleaned = (iter_cleaned_store(Path(job.cleaned_store)) if job.cleaned_store is not None
                    else None)
         for entry in iter_page_store(Path(job.page_store)):
-            cleaning = guess = None
+            cleaning = guess = known = None
             if cleaned is not None:
                 made = next(cleaned, None)
                 if made is None or made[0] != entry.ordinal:
@@ -238,11 +243,14 @@ def _fill(
                                        "delete the work directory")
                 cleaning = PageCleaning(made[2], made[3], made[4])
                 guess = Guess(made[5], made[6])
-            _emit(entry, None, None, keyer, lookup, sink, tally, job, verdicts, cleaning, guess)
+            elif doomed is not None:
+                known = doomed.get(entry.ordinal)
+            _emit(entry, None, None, keyer, lookup, sink, tally, job, verdicts, cleaning, guess,
+                  known)
             if meter is not None:  # pages only: the records between count at the end
                 meter.record(entry.offset, entry.length)
     else:
-        _apply_records(job, keyer, lookup, sink, tally, meter, verdicts)
+        _apply_records(job, keyer, lookup, sink, tally, meter, verdicts, doomed)
     sink.close()
 
 
@@ -254,6 +262,7 @@ def _apply_records(
     tally: Tally,
     meter: Meter | None,
     verdicts: VerdictReader | None = None,
+    doomed: DoomedReader | None = None,
 ) -> None:
     stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
     pending: PageEntry | None = next(stored, None) if stored is not None else None
@@ -284,15 +293,17 @@ def _apply_records(
             continue
         while stored is not None and pending is not None and pending.ordinal < ordinal:
             pending = next(stored, None)
+        known = None
         if pending is not None and pending.ordinal == ordinal:
             entry = pending
+            known = doomed.get(ordinal) if doomed is not None else None
         else:
             entry = PageEntry(
                 ordinal, record.offset, record.length, page.url, record.record_id,
                 record.get("WARC-Date") or "", page.charset, len(page.body),
                 analyse(page.markup, structure=job.structure), payload_sha1(page),
             )
-        _emit(entry, record, page, keyer, lookup, sink, tally, job, verdicts)
+        _emit(entry, record, page, keyer, lookup, sink, tally, job, verdicts, known=known)
     if tally.records == 0 and not tally.problems and job.spans is None:
         no_records(tally, job.path, seen=seen)
 
@@ -309,9 +320,11 @@ def _emit(
     verdicts: VerdictReader | None = None,
     cleaning: PageCleaning | None = None,
     guess: Guess | None = None,
+    known: Doomed | None = None,
 ) -> None:
     """``cleaning``: the page as the stage before pass 2 cleaned it, ``guess`` its text's
-    language as that stage identified it."""
+    language as that stage identified it; ``known``: what its template removes, as the
+    duplicate stage found it."""
     verdict = verdicts.get(entry.ordinal) if verdicts is not None else None
     if verdict is not None and verdict.duplicate and _dedup_done(
             entry, record, page, verdict, sink, tally, job.dedup):
@@ -321,12 +334,12 @@ def _emit(
     html = None
     if sink.wants_html and page is not None:
         (cleaned, content, removed_blocks), html = clean_for_warc(
-            page.markup, entry.page, profile, job.mode
+            page.markup, entry.page, profile, job.mode, known
         )
         tally.html_bytes_after += len(html)
     else:
         if cleaning is None:  # else the stage before pass 2 cleaned it already, the same way
-            cleaning = clean_page(entry.page, profile, job.mode)
+            cleaning = clean_page(entry.page, profile, job.mode, known)
         cleaned, content, removed_blocks = cleaning
         tally.text_chars += len(cleaned.text)
     tally.cleaned += 1
@@ -417,16 +430,18 @@ def clean_document(markup: str | bytes, page: PageText, profile: SiteProfile | N
 
 
 def clean_for_warc(
-    markup: str | bytes, page: PageText, profile: SiteProfile | None, mode: Mode
+    markup: str | bytes, page: PageText, profile: SiteProfile | None, mode: Mode,
+    known: Doomed | None = None,
 ) -> tuple[PageCleaning, bytes]:
     """What WARC output takes of a page: :func:`clean_page`'s counts, and
     :func:`clean_document`'s HTML as UTF-8, the doomed candidates and slots found once for both.
 
     A WARC output holds no text, so a page without structure marks (the only kind the command
     line gives it) gets its repeated blocks counted, not its text made: the cleaning's text is
-    "" (the same counts)."""
+    "" (the same counts). ``known``: what the profile dooms on the page, if found already."""
     template, repeated, slots = _removals(profile)
-    known = find_doomed(page, template, slots)
+    if known is None:
+        known = find_doomed(page, template, slots)
     if page.structured or mode is Mode.CONTENT:
         cleaning = clean_page(page, profile, mode, known)
     else:

@@ -108,6 +108,9 @@ class SignJob:
     profiles_dir: str | None
     partitions: int
     site_key: SiteKeyMode
+    # Where to keep what each page's template removes, for pass 2 (warcdeboil.doomedstore);
+    # None: not kept.
+    doomed: str | None = None
 
 
 class VerdictWriter(SideFileWriter):

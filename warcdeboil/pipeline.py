@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from .apply import ApplyJob, Mode, OutputFormat, apply_file, default_mode, needs_structure
 from .compression import Codec
+from .doomedstore import doomed_path
 from .duplicates import DEDUP_FORMAT, DedupMode, SignJob, signatures_dir, verdicts_path
 from .errors import ConfigError, JobError, WarcDeboilError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
@@ -632,14 +633,17 @@ def duplicate_jobs(work_dir: Path, profiles_dir: Path, inputs: int) -> list[Sign
 
 
 def _signing_jobs(work_dir: Path, profiles_dir: Path, inputs: int) -> list[SignJob]:
-    """The duplicate stage's signing jobs, its earlier verdicts removed."""
+    """The duplicate stage's signing jobs, its earlier verdicts removed; each also keeps what
+    the pages' templates remove, for pass 2 (:mod:`.doomedstore`: pass 2 reads the profiles
+    with the partitions and site key of their directory, as the stage does)."""
     dedup_dir = work_dir / "dedup"
     if dedup_dir.exists():  # stale verdicts must never reach pass 2
         shutil.rmtree(dedup_dir)
     profiles = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
     return [
         SignJob(str(page_store_path(work_dir / "pages", i)), str(signatures_dir(dedup_dir)), i,
-                str(profiles_dir), int(profiles["partitions"]), SiteKeyMode(profiles["site_key"]))
+                str(profiles_dir), int(profiles["partitions"]), SiteKeyMode(profiles["site_key"]),
+                str(doomed_path(dedup_dir, i)))
         for i in range(inputs)
     ]
 
@@ -767,6 +771,7 @@ def apply_profiles(
     links_dir: Path | None = None,
     written: Sequence[tuple[Path, Path]] = (),
     verdicts: Sequence[Path] | None = None,
+    doomed: Sequence[Path] | None = None,
     cleaned_stores: Sequence[Path] | None = None,
     scores_stores: Sequence[Path] | None = None,
     url_rules: Path | None = None,
@@ -781,7 +786,9 @@ def apply_profiles(
     read.
 
     ``verdicts`` (one per input, from :func:`find_duplicates`): what ``options.dedup`` does
-    with each page's duplicates; without them, nothing. ``url_rules``: a rules file whose
+    with each page's duplicates; without them, nothing. ``doomed`` (one per input, the
+    stage's :mod:`.doomedstore` side files): what each page's template removes, where the
+    stage found it (a file that is not there: pass 2 finds it). ``url_rules``: a rules file whose
     canonical form of each page's URL JSONL says (``url_canonical``).
 
     WARC output: revisits are then pointed at pages cleaned in any output of ``inputs`` and
@@ -793,7 +800,8 @@ def apply_profiles(
         try:
             return apply_profiles(inputs, out_dir, profiles_dir, options, progress,
                                   page_stores=page_stores, spans=spans, links_dir=links,
-                                  written=written, verdicts=verdicts, url_rules=url_rules)
+                                  written=written, verdicts=verdicts, doomed=doomed,
+                                  url_rules=url_rules)
         finally:
             with held():
                 shutil.rmtree(links, ignore_errors=True)
@@ -827,6 +835,7 @@ def apply_profiles(
             links=str(linked[i][2]) if linked else None,
             verdicts=str(verdicts[i]) if verdicts is not None else None,
             dedup=options.effective_dedup if verdicts is not None else DedupMode.OFF,
+            doomed=str(doomed[i]) if doomed is not None else None,
             cleaned_store=str(cleaned_stores[i]) if cleaned_stores is not None else None,
             scores_store=str(scores_stores[i]) if scores_stores is not None else None,
             url_rules=str(url_rules) if url_rules is not None else None,
@@ -916,6 +925,7 @@ def clean(
             summary.fit = fit_profiles(work, profiles, options, progress)
         stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}
         verdicts = None
+        doomed = None
         rules = None
         cleaned = scored = None
         signed = False
@@ -940,6 +950,9 @@ def clean(
             if options.effective_dedup is not DedupMode.OFF:
                 sides = {p: verdicts_path(work / "dedup", i) for i, p in enumerate(paths)}
                 verdicts = [sides[p] for p, _ in todo]
+            if cleaned is None:  # pass 2 cleans: what the stage found the templates remove
+                ids = {p: i for i, p in enumerate(paths)}
+                doomed = [doomed_path(work / "dedup", ids[p]) for p, _ in todo]
         if options.url_rules is not None:
             rules = rules_path(work)
             summary.url_rules = learn_url_rules(work, options)
@@ -950,6 +963,7 @@ def clean(
                 cleaned_stores=cleaned, scores_stores=scored,
                 spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
                 links_dir=work / "links", written=_not_in(found, todo), verdicts=verdicts,
+                doomed=doomed,
                 url_rules=rules if verdicts is not None else None,
             )
         _write_json(work / RUN_META, {"mode": Mode(options.effective_mode).value,

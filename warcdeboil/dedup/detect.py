@@ -253,9 +253,12 @@ def _map(path: Path, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def search(signatures: PageSignatures, work_dir: Path, *, params: LshParams | None = None,
-           run_items: int = DEFAULT_RUN_ITEMS, stats: DedupStats | None = None) -> UnionFind:
+           run_items: int = DEFAULT_RUN_ITEMS, stats: DedupStats | None = None,
+           key_run_items: int | None = None) -> UnionFind:
     """Join every pair of duplicates of the run in a union-find (a file of ``work_dir``):
-    equal payload digests first, then LSH candidates that :func:`~.lsh.confirms`."""
+    equal payload digests first, then LSH candidates that :func:`~.lsh.confirms`. External
+    sorts hold ``run_items`` records, those of the LSH bucket keys ``key_run_items`` keys
+    (``run_items`` when None)."""
     params = params or LshParams()
     stats = stats if stats is not None else DedupStats()
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -274,7 +277,8 @@ def search(signatures: PageSignatures, work_dir: Path, *, params: LshParams | No
             yield item
 
     leads = signatures.leads(work_dir / "leads.npy")
-    for first, second in candidate_pairs(counted(), work_dir, params, run_items=run_items,
+    for first, second in candidate_pairs(counted(), work_dir, params,
+                                         run_items=key_run_items or run_items,
                                          stats=stats.spill, leads=leads):
         if union.find(first) == union.find(second):
             continue

@@ -14,9 +14,11 @@ copy of an article that leaves out its photo captions or keeps its comments begi
 page 2 of it does not. Pages with the same lead also share a bucket of their own, an extra
 band, so that such pairs are candidates at any similarity.
 
-Bucket keys (band, 64-bit hash of the band, page) go through an external sort
-(:class:`~.spill.SortedSpill`): whatever the number of pages, memory holds one run of keys and
-at most :data:`MAX_BUCKET_KEPT` page numbers of the bucket being read. In a bucket of more than
+Bucket keys (band, 64-bit hash of the band, page) go through an external sort (numpy arrays
+sorted a run at a time, the runs merged as the index's are): whatever the number of pages,
+memory holds one run of keys and at most :data:`MAX_BUCKET_KEPT` page numbers of the bucket
+being read. Keys that fit in one run are never written, and only their buckets of two pages or
+more are read one by one. In a bucket of more than
 that, each further page is paired with the first :data:`MAX_BUCKET_KEPT` (which are paired among
 themselves): every page still meets the others through them, and the union-find joins it.
 
@@ -54,8 +56,9 @@ from pathlib import Path
 import numpy as np
 from xxhash import xxh3_64_intdigest
 
+from ..index import merge_runs, write_run
 from .minhash import NUM_PERM
-from .spill import DEFAULT_RUN_ITEMS, SortedSpill
+from .spill import DEFAULT_RUN_ITEMS
 
 __all__ = [
     "BANDS",
@@ -113,6 +116,9 @@ MAX_BUCKET_KEPT = 32
 
 _KEY = struct.Struct(">HQ")  # band, hash of the band's rows: the bucket
 _PAGE = struct.Struct(">Q")
+# A bucket key and its page as one record: the bytes of _KEY then _PAGE.
+_RECORD = np.dtype([("band", ">u2"), ("digest", ">u8"), ("page", ">u8")])
+assert _RECORD.itemsize == _KEY.size + _PAGE.size
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +164,10 @@ def _band_hashes(signature: np.ndarray, params: LshParams) -> list[int]:
     width = params.bands * params.rows
     if len(signature) < width:
         raise ValueError(f"signature of {len(signature)} positions, banding needs {width}")
-    rows = np.ascontiguousarray(signature[:width]).reshape(params.bands, params.rows)
-    return [xxh3_64_intdigest(row.tobytes()) for row in rows]
+    # Each band's bytes sliced from the signature's (one numpy call a page, not one a band).
+    data = signature[:width].tobytes()
+    step = params.rows * signature.itemsize
+    return [xxh3_64_intdigest(data[at : at + step]) for at in range(0, len(data), step)]
 
 
 def _bucket_pairs(members: Iterable[int]) -> Iterator[tuple[int, int]]:
@@ -210,14 +218,24 @@ def candidate_pairs(signatures: Iterable[tuple[int, np.ndarray]], work_dir: Path
     merged. ``stats``, when given, receives the spill's ``runs`` and ``peak_items``.
     """
     params = params or LshParams()
-    spill = SortedSpill(work_dir, run_items=run_items, prefix="lsh")
+    keys = _KeyRuns(work_dir, run_items)
     for page, signature in signatures:
-        for band, digest in _bucket_keys(page, signature, params, leads):
-            record = _KEY.pack(band, digest) + _PAGE.pack(page)
-            spill.add(record, record)
+        keys.add(page, _band_hashes(signature, params),
+                 int(leads[page]) if leads is not None else 0)
+    if not keys.runs:  # all in one run: sorted in memory
+        yield from _sorted_pairs(*keys.sorted_in_memory())
+    else:
+        yield from _merged_pairs(keys.merged())
+    if stats is not None:
+        stats["runs"] = keys.runs
+        stats["peak_items"] = keys.peak_items
+
+
+def _merged_pairs(records: Iterator[bytes]) -> Iterator[tuple[int, int]]:
+    """The pairs of key records in key order (bucket, then page)."""
     current = b""
     members: list[int] = []
-    for record in spill.sorted():
+    for record in records:
         bucket, page = record[: _KEY.size], _PAGE.unpack_from(record, _KEY.size)[0]
         if bucket != current:
             current, members = bucket, []
@@ -226,9 +244,92 @@ def candidate_pairs(signatures: Iterable[tuple[int, np.ndarray]], work_dir: Path
             yield other, page
         if len(members) < MAX_BUCKET_KEPT:
             members.append(page)
-    if stats is not None:
-        stats["runs"] = spill.runs
-        stats["peak_items"] = spill.peak_items
+
+
+def _sorted_pairs(band: np.ndarray, digest: np.ndarray, page: np.ndarray
+                  ) -> Iterator[tuple[int, int]]:
+    """The pairs of keys sorted by (band, digest, page), in that order: only the buckets of
+    two pages or more are read (most pages are alone in every bucket)."""
+    first = np.empty(len(page), dtype=bool)  # a bucket's first key
+    first[:1] = True
+    first[1:] = (band[1:] != band[:-1]) | (digest[1:] != digest[:-1])
+    starts = np.flatnonzero(first)
+    sizes = np.diff(starts, append=len(page))
+    shared = sizes > 1
+    for start, size in zip(starts[shared].tolist(), sizes[shared].tolist(), strict=True):
+        yield from _bucket_pairs(page[start : start + size].tolist())
+
+
+class _KeyRuns:
+    """Bucket keys ``(band, digest, page)`` in sorted runs of at most ``run_items`` keys, held
+    as numpy arrays (18 bytes a key, where a tuple of its bytes took about 110) and sorted with
+    numpy; a full run is written as the index's runs are (each key's bytes, ``_KEY`` then
+    ``_PAGE``, as its sort key: :func:`~warcdeboil.index.write_run`) and merged as they are.
+    Keys that never fill a run are never written."""
+
+    def __init__(self, directory: Path, run_items: int) -> None:
+        self.directory = directory
+        self.run_items = max(1, run_items)
+        self.runs = 0
+        self.peak_items = 0
+        self._band = np.empty(0, dtype=np.uint16)
+        self._digest = np.empty(0, dtype=np.uint64)
+        self._page = np.empty(0, dtype=np.uint64)
+        self._held = 0
+        self._paths: list[Path] = []
+
+    def add(self, page: int, digests: list[int], lead: int) -> None:
+        """One page's keys: a band each, then its lead's (band ``len(digests)``) when it has
+        one (``lead`` not 0)."""
+        if lead:
+            digests = [*digests, lead]
+        at = 0
+        while at < len(digests):
+            take = min(len(digests) - at, self.run_items - self._held)
+            if self._held + take > len(self._page):  # grown as keys come, up to a run
+                size = min(self.run_items, max(2 * len(self._page), self._held + take, 1024))
+                self._band = np.resize(self._band, size)
+                self._digest = np.resize(self._digest, size)
+                self._page = np.resize(self._page, size)
+            end = self._held + take
+            self._band[self._held : end] = np.arange(at, at + take)
+            self._digest[self._held : end] = digests[at : at + take]
+            self._page[self._held : end] = page
+            self._held, at = end, at + take
+            self.peak_items = max(self.peak_items, self._held)
+            if self._held == self.run_items:
+                self._spill()
+
+    def sorted_in_memory(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The keys held, in key order (band, digest, page), as three arrays."""
+        held = slice(0, self._held)
+        order = np.lexsort((self._page[held], self._digest[held], self._band[held]))
+        return self._band[order], self._digest[order], self._page[order]
+
+    def _spill(self) -> None:
+        band, digest, page = self.sorted_in_memory()
+        records = np.empty(len(page), dtype=_RECORD)
+        records["band"], records["digest"], records["page"] = band, digest, page
+        data = records.tobytes()
+        size = _RECORD.itemsize
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / f"lsh-r{self.runs:06d}.run"
+        write_run(path, ((data[at : at + size],) * 2 for at in range(0, len(data), size)))
+        self._paths.append(path)
+        self.runs += 1
+        self._held = 0
+
+    def merged(self) -> Iterator[bytes]:
+        """Every key's bytes in key order, the last run written too; run files removed once
+        read."""
+        if self._held:
+            self._spill()
+        try:
+            yield from merge_runs(self._paths)
+        finally:
+            for path in self._paths:
+                path.unlink(missing_ok=True)
+            self._paths = []
 
 
 def candidate_pairs_in_memory(signatures: Iterable[tuple[int, np.ndarray]],

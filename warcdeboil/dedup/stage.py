@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..dom import Doomed
+from ..doomedstore import DoomedWriter
 from ..duplicates import (
     DEDUP_FORMAT,
     Kind,
@@ -50,8 +52,8 @@ from .shingles import shingle_hashes_batch
 from .spill import SortedSpill
 from .text import signature_text
 
-__all__ = ["DEDUP_FORMAT", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob", "decide",
-           "doomed_of", "iter_url_groups", "sign_batch", "sign_file", "signatures_dir"]
+__all__ = ["DEDUP_FORMAT", "STAGE_KEY_RUN_ITEMS", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob",
+           "decide", "doomed_of", "iter_url_groups", "sign_batch", "sign_file", "signatures_dir"]
 
 # Records (LSH bucket keys, group members, verdicts) held in memory before a sorted run is
 # spilled: about 110 bytes each with Python's overhead, so under 2 MB. The stage's memory stays
@@ -59,6 +61,11 @@ __all__ = ["DEDUP_FORMAT", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob", "decide"
 # With 65,536 the stage's peak RSS still grew 1.13x from dragnet to 8 times its pages, as the
 # one run filled up; with 16,384 it grows 1.05x. More would only save merge passes.
 STAGE_RUN_ITEMS = 1 << 14
+# LSH bucket keys held before a sorted run is spilled: numpy arrays, 18 bytes a key (and as
+# many again while a run is sorted), so 65,536 keys are under 2.5 MB. Dragnet's 1,381 pages
+# have about 47,000 keys: one run, sorted in memory and never written (as 16,384 records, three
+# runs were written and merged a key at a time: 0.1 CPU-s, a tenth of the stage).
+STAGE_KEY_RUN_ITEMS = 1 << 16
 # Pages signed together (what their templates remove and their shingles are found for all at
 # once: numpy's cost per call is then paid once for many pages): 64 dragnet pages are about
 # 1 MB of marked text.
@@ -75,22 +82,30 @@ def sign_file(job: SignJob, progress: Callable[[int, int], None] | None = None) 
     profiles = ProfileReader(Path(job.profiles_dir), job.partitions) if job.profiles_dir else None
     pages = 0
     batch: list[tuple[PageEntry, str, SiteProfile | None]] = []
-    try:
-        with SignatureWriter(Path(job.directory), job.part) as writer:
-            for entry in iter_page_store(Path(job.page_store)):
-                site = keyer(entry.url)
-                profile = profiles.get(site) if profiles is not None and site else None
-                batch.append((entry, site, profile))
-                if len(batch) == SIGN_BATCH:
-                    sign_batch(batch, writer)
-                    batch.clear()
-                pages += 1
-                if progress is not None and pages % 256 == 0:
-                    progress(256, 0)
-            sign_batch(batch, writer)
-    finally:
+    with ExitStack() as stack:
         if profiles is not None:
-            profiles.close()
+            stack.callback(profiles.close)
+        writer = stack.enter_context(SignatureWriter(Path(job.directory), job.part))
+        kept = (stack.enter_context(DoomedWriter(Path(job.doomed))) if job.doomed is not None
+                else None)
+
+        def sign() -> None:
+            doomed = sign_batch(batch, writer)
+            if kept is not None:
+                for (entry, _, _), known in zip(batch, doomed, strict=True):
+                    kept.add(entry.ordinal, known)
+            batch.clear()
+
+        for entry in iter_page_store(Path(job.page_store)):
+            site = keyer(entry.url)
+            profile = profiles.get(site) if profiles is not None and site else None
+            batch.append((entry, site, profile))
+            if len(batch) == SIGN_BATCH:
+                sign()
+            pages += 1
+            if progress is not None and pages % 256 == 0:
+                progress(256, 0)
+        sign()
     if progress is not None and pages % 256:
         progress(pages % 256, 0)
     return pages
@@ -106,10 +121,10 @@ def doomed_of(batch: list[tuple[PageEntry, str, SiteProfile | None]]) -> list[Do
 
 
 def sign_batch(batch: list[tuple[PageEntry, str, SiteProfile | None]],
-                writer: SignatureWriter, doomed: list[Doomed] | None = None) -> None:
+                writer: SignatureWriter, doomed: list[Doomed] | None = None) -> list[Doomed]:
     """Sign pages in order; what their templates remove (``doomed``, unless the caller found
     it already: the language-model stage's walk, :mod:`warcdeboil.lm_fit`), and their
-    shingles, are found for all of them at once."""
+    shingles, are found for all of them at once. What their templates remove."""
     if doomed is None:
         doomed = doomed_of(batch)
     texts = [signature_text(entry.page, profile, known)
@@ -119,6 +134,7 @@ def sign_batch(batch: list[tuple[PageEntry, str, SiteProfile | None]],
         writer.add(text, url=entry.url, date=entry.date, digest=entry.digest,
                    ordinal=entry.ordinal, record_id=entry.record_id, site=site,
                    shingles=shingles)
+    return doomed
 
 
 @dataclass
@@ -138,7 +154,8 @@ class DedupCounts:
 
 
 def decide(dedup_dir: Path, parts: int, *, params: LshParams | None = None,
-           run_items: int = STAGE_RUN_ITEMS) -> DedupCounts:
+           run_items: int = STAGE_RUN_ITEMS,
+           key_run_items: int = STAGE_KEY_RUN_ITEMS) -> DedupCounts:
     """Find the groups over the signature parts ``0 .. parts-1`` and write each input's side
     file of verdicts (:func:`~.verdicts.verdicts_path` in ``dedup_dir``; an input without
     duplicates gets an empty one)."""
@@ -147,7 +164,8 @@ def decide(dedup_dir: Path, parts: int, *, params: LshParams | None = None,
     stats = DedupStats()
     counts = DedupCounts()
     try:
-        union = search(signatures, work, params=params, run_items=run_items, stats=stats)
+        union = search(signatures, work, params=params, run_items=run_items, stats=stats,
+                       key_run_items=key_run_items)
         roots = roots_of(union)
         np.save(work / ROOTS, roots)
         spill = SortedSpill(work, run_items=run_items, prefix="verdicts")
