@@ -18,6 +18,7 @@ from warcdeboil.compression import Codec
 from warcdeboil.content import (
     FEATURE_NAMES,
     KIND_ITEM,
+    LISTING_THRESHOLD,
     MAX_ANCESTORS,
     THREAD_COMMENT_CHARS,
     ContentModel,
@@ -28,6 +29,7 @@ from warcdeboil.content import (
     is_listing,
     is_thread,
     judge,
+    keep_items,
     load_model,
     select_blocks,
     split_blocks,
@@ -344,6 +346,62 @@ def test_a_listing_keeps_its_items_and_drops_the_menus() -> None:
     alone = [b.text for b, ok in zip(blocks, select_blocks(blocks), strict=True) if ok]
     assert not any(name in alone for name, _, _ in PRODUCTS)
     assert PRODUCTS[-1][1] not in alone
+
+
+STORIES = (
+    ("Council approves the new bridge over the river", "2 hours ago"),
+    ("Library opens its doors on Sundays from March", "3 hours ago"),
+    ("Bus fares rise by ten pence next month", "5 hours ago"),
+    ("School wins the county chess final again", "6 hours ago"),
+    ("Farmers market moves to the old station yard", "8 hours ago"),
+    ("Road works close the high street for a week", "9 hours ago"),
+)
+SECTIONS = ("News", "Sport", "Weather", "Business", "Opinion", "Contact")
+
+
+def _cards_page(menu_class: str) -> str:
+    """A news index: cards of a linked headline and a time, under a menu of the same shape."""
+    cards = "".join(
+        f"<div class='card'><div class='body'><a href='/s/{n}'><h3>{title}</h3></a>"
+        f"<div class='time'>{when}</div></div></div>" for n, (title, when) in enumerate(STORIES))
+    menu = "".join(f"<div class='entry'><div><a href='/c/{n}'>{name}</a></div></div>"
+                   for n, name in enumerate(SECTIONS))
+    return ("<html><head><title>Latest</title></head><body>"
+            f"<div class='{menu_class}'>{menu}</div>"
+            f"<div id='main'><h1>Latest news</h1><div class='cards'>{cards}</div></div>"
+            "<div class='foot'><a href='/privacy'>Privacy</a> <a href='/terms'>Terms</a></div>"
+            "</body></html>")
+
+
+@pytest.mark.parametrize("menu_class", ["menu", "sections"])
+def test_a_listing_keeps_its_linked_items_and_drops_its_menu(menu_class: str) -> None:
+    blocks = split_blocks(analyse(_cards_page(menu_class), structure=True).marked.decode())
+    assert is_listing(blocks)
+    text = extract_blocks(blocks).text.splitlines()
+    # Every headline stays (a list of cards of one shape, one of whose times the model kept);
+    # the model alone, at the listing bar, kept none of them.
+    assert text == ["Latest news", *(line for story in STORIES for line in story)]
+    alone = load_model().keep_columns(feature_columns(blocks), blocks, LISTING_THRESHOLD)
+    kept_alone = [b.text for b, ok in zip(blocks, alone, strict=True) if ok]
+    assert not any(title in kept_alone for title, _ in STORIES)
+    # The menu is a list of the same shape too, but the model kept none of it (with a neutral
+    # class) or it is navigation (class "menu"): it goes either way.
+    assert not set(SECTIONS) & set(text)
+
+
+def test_keep_items_needs_a_kept_block_and_skips_navigation() -> None:
+    blocks = split_blocks(analyse(_cards_page("sections"), structure=True).marked.decode())
+    nothing = [False] * len(blocks)
+    assert keep_items(blocks, nothing) == nothing
+    # One kept entry of the menu makes it a list of items; inside a <nav> it stays dropped.
+    first = [b.text == SECTIONS[0] for b in blocks]
+    assert [b.text for b, ok in zip(blocks, keep_items(blocks, first), strict=True) if ok] == \
+        list(SECTIONS)
+    nav = _cards_page("sections").replace("<div class='sections'>", "<nav>").replace(
+        "</div></div></div><div id='main'>", "</div></div></nav><div id='main'>")
+    in_nav = split_blocks(analyse(nav, structure=True).marked.decode())
+    first = [b.text == SECTIONS[0] for b in in_nav]
+    assert keep_items(in_nav, first) == first
 
 
 def test_a_page_with_prose_is_no_listing() -> None:

@@ -35,6 +35,8 @@ from .dom import (
     HEADINGS,
     ITEM,
     QUOTE,
+    ROLE_ASIDE,
+    ROLE_CHROME,
     ROLE_CLOSE,
     ROLE_COMMENTS,
     ROLE_OPEN,
@@ -58,6 +60,7 @@ __all__ = [
     "feature_columns",
     "is_listing",
     "is_thread",
+    "keep_items",
     "judge",
     "load_model",
     "repeated_blocks",
@@ -616,6 +619,56 @@ def is_listing(blocks: list[Block]) -> bool:
     return max(unlinked, default=0) < LISTING_PROSE_CHARS
 
 
+# On a page without prose (:func:`is_listing`) the content is often a list of items: linked
+# titles and short summaries (a news index, a shop's collection, a chart), which the model's
+# link-density and teaser features score below even LISTING_THRESHOLD. A container with at least
+# ITEM_GROUP child subtrees of the same shape (their blocks at the same depths, of the same kinds)
+# is such a list when the model kept at least one of their blocks; then every block of those
+# items stays, but those inside navigation, header, footer or aside elements, which go on, as do
+# lists the model kept nothing of (a menu). On WCXB's calibration sites (scripts/convert_wceb.py),
+# mean F1 all 0.761 -> 0.767, listings 0.528 -> 0.559, collections 0.446 -> 0.503, services
+# 0.696 -> 0.699, products 0.527 -> 0.525; ../shared/eval calibration sites: cleaneval
+# 0.924 -> 0.925, the others within 0.0001. Chosen among 3-6 items, at least 1 or 2 kept blocks
+# or 20 % of the items' characters kept, shapes with and without the blocks' link density, and
+# groups of blocks sharing a parent (a <ul>'s items, which gained a tenth as much).
+ITEM_GROUP = 3
+_ITEM_ROLES = (1 << ROLE_CHROME) | (1 << ROLE_ASIDE)
+
+
+def keep_items(blocks: list[Block], keep: list[bool]) -> list[bool]:
+    """``keep`` with the blocks of item lists kept too (see :data:`ITEM_GROUP`)."""
+    # Per container, its child subtrees that hold text, and their blocks.
+    children: dict[int, dict[int, list[int]]] = {}
+    for i, block in enumerate(blocks):
+        nodes = block.ancestors
+        for parent, child in zip(nodes[:-1], nodes[1:], strict=True):
+            children.setdefault(parent, {}).setdefault(child, []).append(i)
+    result = list(keep)
+    for kids in children.values():
+        if len(kids) < ITEM_GROUP:
+            continue
+        # The children by shape: each block's depth below the child and its kind.
+        shapes: dict[tuple[tuple[int, int], ...], list[int]] = {}
+        for child, members in kids.items():
+            depth = blocks[members[0]].ancestors.index(child)
+            shape = tuple((len(blocks[i].ancestors) - depth, blocks[i].kind) for i in members)
+            shapes.setdefault(shape, []).append(child)
+        items = max(shapes.values(), key=len)
+        if len(items) < ITEM_GROUP:
+            continue
+        members = [i for child in items for i in kids[child]]
+        if not any(keep[i] for i in members):
+            continue
+        chars = sum(blocks[i].chars for i in members)
+        chrome = sum(blocks[i].chars for i in members if blocks[i].roles & _ITEM_ROLES)
+        if 2 * chrome > chars:
+            continue
+        for i in members:
+            if not blocks[i].roles & _ITEM_ROLES:
+                result[i] = True
+    return result
+
+
 def is_thread(blocks: list[Block], keep: list[bool]) -> bool:
     """Whether the page is a thread whose posts are all comments (see
     :data:`THREAD_COMMENT_CHARS`): long comments, and little kept outside them."""
@@ -631,21 +684,26 @@ def is_thread(blocks: list[Block], keep: list[bool]) -> bool:
 def judge(blocks: list[Block], model: ContentModel | None = None) -> tuple[list[bool], int]:
     """Which blocks the model keeps, and the role bits whose blocks go anyway (see
     :func:`comment_roles`). A page without prose (:func:`is_listing`) is judged with the lower
-    bar :data:`LISTING_THRESHOLD`; a thread of comments (:func:`is_thread`) is judged again with
-    no block counted as in comments, and keeps them."""
+    bar :data:`LISTING_THRESHOLD`, and keeps its lists of items whole (:func:`keep_items`); a
+    thread of comments (:func:`is_thread`) is judged again with no block counted as in
+    comments, and keeps them."""
     if not blocks:
         return [], 0
     model = model or load_model()
     columns = feature_columns(blocks)
-    threshold = LISTING_THRESHOLD if is_listing(blocks) else None
+    listing = is_listing(blocks)
+    threshold = LISTING_THRESHOLD if listing else None
     keep = model.keep_columns(columns, blocks, threshold)
+    if listing:
+        keep = keep_items(blocks, keep)
     # A page without comments needs neither test (the comments rule then drops nothing): any()
     # over the column runs in C, where comment_roles loops over the blocks in Python.
     if not any(columns[_IN_COMMENTS_COLUMN]):
         return keep, _IN_COMMENTS
     if is_thread(blocks, keep):
         columns[_IN_COMMENTS_COLUMN] = [0.0] * len(blocks)
-        return model.keep_columns(columns, blocks, threshold), 0
+        keep = model.keep_columns(columns, blocks, threshold)
+        return (keep_items(blocks, keep) if listing else keep), 0
     return keep, comment_roles(blocks, keep)
 
 
