@@ -28,8 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .dom import Doomed
-from .errors import WorkDirError
-from .sidefile import SideFileWriter
+from .sidefile import InStep, SideFileWriter, reading
 
 __all__ = ["DoomedReader", "DoomedWriter", "doomed_path", "iter_doomed"]
 
@@ -53,36 +52,19 @@ class DoomedWriter(SideFileWriter):
 
 def iter_doomed(path: Path) -> Iterator[tuple[int, Doomed]]:
     """``(ordinal, what the page's template removes)`` of every page of one side file."""
-    try:
-        fh = open(path, "rb", buffering=1 << 16)  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise WorkDirError(f"{path}: cannot read the template cuts ({exc.strerror})") from exc
-    with fh:
+    with reading(path, "template cuts") as fh:
         while head := fh.read(_HEAD.size):
-            try:
-                ordinal, candidates, slots = _HEAD.unpack(head)
-                data = fh.read(4 * (candidates + 3 * slots))
-                values = struct.unpack(f"<{candidates + 3 * slots}I", data)
-            except struct.error as exc:
-                raise WorkDirError(
-                    f"{path}: damaged template cuts ({exc}): delete the work directory"
-                ) from exc
+            ordinal, candidates, slots = _HEAD.unpack(head)
+            data = fh.read(4 * (candidates + 3 * slots))
+            values = struct.unpack(f"<{candidates + 3 * slots}I", data)
             flat = values[candidates:]
             yield ordinal, Doomed(set(values[:candidates]),
                                   list(zip(flat[0::3], flat[1::3], flat[2::3], strict=True)))
 
 
-class DoomedReader:
-    """A side file read in step with its input: :meth:`get` asks for ordinals in rising order."""
+class DoomedReader(InStep[Doomed]):
+    """One input's side file read in step with its page store (:meth:`get`: None for a page
+    the file does not list)."""
 
     def __init__(self, path: Path) -> None:
-        self._pages = iter_doomed(path)
-        self._pending = next(self._pages, None)
-
-    def get(self, ordinal: int) -> Doomed | None:
-        """What the page at ``ordinal`` loses to its template, or None (not in the file)."""
-        while self._pending is not None and self._pending[0] < ordinal:
-            self._pending = next(self._pages, None)
-        if self._pending is not None and self._pending[0] == ordinal:
-            return self._pending[1]
-        return None
+        super().__init__(iter_doomed(path))

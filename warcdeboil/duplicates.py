@@ -28,8 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import WorkDirError
-from .sidefile import SideFileWriter
+from .sidefile import InStep, SideFileWriter, reading
 from .sitekey import SiteKeyMode
 
 __all__ = ["DEDUP_FORMAT", "DedupMode", "Kind", "SignJob", "Verdict", "VerdictReader",
@@ -129,39 +128,22 @@ class VerdictWriter(SideFileWriter):
 
 def iter_verdicts(path: Path) -> Iterator[Verdict]:
     """The verdicts of one side file, in ordinal order."""
-    try:
-        fh = open(path, "rb", buffering=1 << 16)  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise WorkDirError(f"{path}: cannot read the duplicate verdicts ({exc.strerror})") from exc
-    with fh:
+    with reading(path, "duplicate verdicts") as fh:
         while head := fh.read(_HEAD.size):
-            try:
-                ordinal, size, kind, similarity, *lengths = _HEAD.unpack(head)
-                data = fh.read(sum(lengths))
-                if len(data) < sum(lengths):
-                    raise ValueError("cut short")
-                strings, pos = [], 0
-                for length in lengths:
-                    strings.append(data[pos : pos + length].decode("utf-8", "surrogatepass"))
-                    pos += length
-                yield Verdict(ordinal, size, Kind(kind), similarity, *strings)
-            except (struct.error, ValueError) as exc:
-                raise WorkDirError(
-                    f"{path}: damaged duplicate verdicts ({exc}): delete the work directory"
-                ) from exc
+            ordinal, size, kind, similarity, *lengths = _HEAD.unpack(head)
+            data = fh.read(sum(lengths))
+            if len(data) < sum(lengths):
+                raise ValueError("cut short")
+            strings, pos = [], 0
+            for length in lengths:
+                strings.append(data[pos : pos + length].decode("utf-8", "surrogatepass"))
+                pos += length
+            yield Verdict(ordinal, size, Kind(kind), similarity, *strings)
 
 
-class VerdictReader:
-    """A side file read in step with its input: :meth:`get` asks for ordinals in rising order."""
+class VerdictReader(InStep[Verdict]):
+    """One input's verdicts read in step with its records (:meth:`get`: None for a page without
+    duplicates)."""
 
     def __init__(self, path: Path) -> None:
-        self._verdicts = iter_verdicts(path)
-        self._pending = next(self._verdicts, None)
-
-    def get(self, ordinal: int) -> Verdict | None:
-        """The verdict of the page at ``ordinal``, or None (a page without duplicates)."""
-        while self._pending is not None and self._pending.ordinal < ordinal:
-            self._pending = next(self._verdicts, None)
-        if self._pending is not None and self._pending.ordinal == ordinal:
-            return self._pending
-        return None
+        super().__init__((verdict.ordinal, verdict) for verdict in iter_verdicts(path))
