@@ -692,18 +692,19 @@ def judge(blocks: list[Block], model: ContentModel | None = None) -> tuple[list[
     model = model or load_model()
     columns = feature_columns(blocks)
     listing = is_listing(blocks)
-    threshold = LISTING_THRESHOLD if listing else None
-    keep = model.keep_columns(columns, blocks, threshold)
-    if listing:
-        keep = keep_items(blocks, keep)
+
+    def kept() -> list[bool]:
+        keep = model.keep_columns(columns, blocks, LISTING_THRESHOLD if listing else None)
+        return keep_items(blocks, keep) if listing else keep
+
+    keep = kept()
     # A page without comments needs neither test (the comments rule then drops nothing): any()
     # over the column runs in C, where comment_roles loops over the blocks in Python.
     if not any(columns[_IN_COMMENTS_COLUMN]):
         return keep, _IN_COMMENTS
     if is_thread(blocks, keep):
         columns[_IN_COMMENTS_COLUMN] = [0.0] * len(blocks)
-        keep = model.keep_columns(columns, blocks, threshold)
-        return (keep_items(blocks, keep) if listing else keep), 0
+        return kept(), 0
     return keep, comment_roles(blocks, keep)
 
 
