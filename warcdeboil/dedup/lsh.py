@@ -47,6 +47,7 @@ standard error is ``sqrt(s(1-s)/128)``, 0.04 at s = 0.7.
 
 from __future__ import annotations
 
+import itertools
 import struct
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -220,8 +221,7 @@ def candidate_pairs(signatures: Iterable[tuple[int, np.ndarray]], work_dir: Path
     params = params or LshParams()
     keys = _KeyRuns(work_dir, run_items)
     for page, signature in signatures:
-        keys.add(page, _band_hashes(signature, params),
-                 int(leads[page]) if leads is not None else 0)
+        keys.add(page, [digest for _, digest in _bucket_keys(page, signature, params, leads)])
     if not keys.runs:  # all in one run: sorted in memory
         yield from _sorted_pairs(*keys.sorted_in_memory())
     else:
@@ -232,18 +232,9 @@ def candidate_pairs(signatures: Iterable[tuple[int, np.ndarray]], work_dir: Path
 
 
 def _merged_pairs(records: Iterator[bytes]) -> Iterator[tuple[int, int]]:
-    """The pairs of key records in key order (bucket, then page)."""
-    current = b""
-    members: list[int] = []
-    for record in records:
-        bucket, page = record[: _KEY.size], _PAGE.unpack_from(record, _KEY.size)[0]
-        if bucket != current:
-            current, members = bucket, []
-        # Records of a bucket come in page order (the page is the last part of the key).
-        for other in members:
-            yield other, page
-        if len(members) < MAX_BUCKET_KEPT:
-            members.append(page)
+    """The pairs of key records in key order (bucket, then page: a bucket's pages ascend)."""
+    for _, bucket in itertools.groupby(records, key=lambda record: record[: _KEY.size]):
+        yield from _bucket_pairs(_PAGE.unpack_from(record, _KEY.size)[0] for record in bucket)
 
 
 def _sorted_pairs(band: np.ndarray, digest: np.ndarray, page: np.ndarray
@@ -278,11 +269,8 @@ class _KeyRuns:
         self._held = 0
         self._paths: list[Path] = []
 
-    def add(self, page: int, digests: list[int], lead: int) -> None:
-        """One page's keys: a band each, then its lead's (band ``len(digests)``) when it has
-        one (``lead`` not 0)."""
-        if lead:
-            digests = [*digests, lead]
+    def add(self, page: int, digests: list[int]) -> None:
+        """One page's keys: the digests of its buckets, in band order (:func:`_bucket_keys`)."""
         at = 0
         while at < len(digests):
             take = min(len(digests) - at, self.run_items - self._held)
