@@ -124,7 +124,8 @@ def sign_batch(batch: list[tuple[PageEntry, str, SiteProfile | None]],
                 writer: SignatureWriter, doomed: list[Doomed] | None = None) -> list[Doomed]:
     """Sign pages in order; what their templates remove (``doomed``, unless the caller found
     it already: the language-model stage's walk, :mod:`warcdeboil.lm_fit`), and their
-    shingles, are found for all of them at once. What their templates remove."""
+    shingles, are found for all of them at once. Returns what their templates remove (for
+    pass 2: :mod:`warcdeboil.doomedstore`)."""
     if doomed is None:
         doomed = doomed_of(batch)
     texts = [signature_text(entry.page, profile, known)
