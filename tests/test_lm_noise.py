@@ -15,6 +15,7 @@ from conftest import shared_file
 from warcdeboil import LanguageModel
 from warcdeboil.errors import InputError
 from warcdeboil.lm.noise import (
+    CALIBRATED,
     CALIBRATION_LINES,
     HOLD_OUT_EVERY,
     LEGACY,
@@ -22,6 +23,7 @@ from warcdeboil.lm.noise import (
     SIGNALS,
     TESTS,
     VERSION_4,
+    VERSION_5,
     Calibration,
     _fit_groups,
     _surprises,
@@ -30,7 +32,7 @@ from warcdeboil.lm.noise import (
     line_signals,
     mojibake,
 )
-from warcdeboil.lm.units import units
+from warcdeboil.lm.units import marks, token_ids, units
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +132,62 @@ def test_unseen_words_count_past_half_the_line() -> None:
     assert both[4] == pytest.approx(rare[4] + 2 * 4 / 5 - 1)
 
 
+def test_odd_unseen_words_count_among_words_as_far_as_the_characters_are_odd(
+        gold: tuple[LanguageModel, list[str]]) -> None:
+    # "rare and odd unseen words" is the share of rare words, plus 2 * share - 1 of the
+    # line's words (units that are not marks) the model never saw, past half, times how far
+    # the line's characters lie past 1.0 (in full at 2.0). Worked out here from the
+    # vocabulary and the marks, apart from the scorer's arrays.
+    model, _ = gold
+    lines = ["tbw 51qf 0ef 68u8q2hkgr", "ipo zf gi-fc yg gds@lq02+ at bn g#8%1te8d# hmp",
+             "Malwal Arop and Col Madul Rilpiou.",
+             "Christodoulides, Boriss Cilevics, Mrs Minodora Cliveti",
+             "The council said on Tuesday that the new library would open in the spring."]
+    signals, _ = line_signals(model, "\n".join(lines))
+    column = {name: signals[:, SIGNALS.index(name)] for name in SIGNALS}
+    known, symbols = set(model.vocabulary), set(marks())
+    for n, line in enumerate(lines):
+        words = [unit for unit in units(line) if unit not in symbols]
+        share = sum(word not in known for word in words) / len(words)
+        gate = min(max(column["characters"][n] - 1.0, 0.0), 1.0)
+        assert column["rare and odd unseen words"][n] == pytest.approx(
+            column["rare words"][n] + max(2 * share - 1, 0) * gate)
+    odd, old = column["rare and odd unseen words"], column["rare and unseen words"]
+    # Random strings: every word unseen, characters past 2: the most there is.
+    assert odd[0] == pytest.approx(column["rare words"][0] + 1.0)
+    # Split at their marks into known pieces, random strings are under half unseen among all
+    # units (version 5 added nothing), and over half among words.
+    assert old[1] == column["rare words"][1] < odd[1]
+    # Names the model never saw, in the language's characters: lifted less than version 5
+    # lifted them; a sentence of known words not at all.
+    assert column["rare words"][2] < odd[2] < old[2] and odd[3] < old[3]
+    assert odd[4] == old[4] == column["rare words"][4]
+
+
+def test_context_reads_a_spread_of_at_least_0_3(gold: tuple[LanguageModel, list[str]]) -> None:
+    # The context t statistic divides the mean gain by a spread of at least 0.3 (versions 3
+    # to 5: 0.03): worked out here from the model's probabilities and unit frequencies.
+    model, real = gold
+    lines = real[:300] + ["Being Honest In Exit Interviews Is Pointless 545",
+                          "Poll: Vista gets vote of no confidence", "Home | News | Sport"]
+    signals, _ = line_signals(model, "\n".join(lines))
+    row = {unit: n for n, unit in enumerate(model.vocabulary)}
+    floors = []
+    for n, line in enumerate(lines):
+        logp = model.log10_probs(token_ids(line))
+        found = [*units(line), "</s>"]
+        frequency = model.frequencies[[row.get(u, row["<unk>"]) for u in found]]
+        gain = np.clip(logp - frequency, -1.0, 1.5)
+        root = np.sqrt(len(gain))
+        assert signals[n, SIGNALS.index("context")] == pytest.approx(
+            -gain.mean() / max(gain.std(), 0.3) * root, abs=1e-9)
+        assert signals[n, SIGNALS.index("context, versions 3 to 5")] == pytest.approx(
+            -gain.mean() / max(gain.std(), np.sqrt(1e-3)) * root, abs=1e-9)
+        floors.append(gain.std() < 0.3)
+    # The floor holds back some lines and leaves most sentences as they were.
+    assert 0 < np.mean(floors) < 0.5
+
+
 def test_two_lowest_is_the_sum_of_each_lines_two_smallest_values() -> None:
     rng = np.random.default_rng(3)
     line = np.repeat(np.arange(50), rng.integers(1, 8, 50))
@@ -154,6 +212,8 @@ def test_calibration_shares_follow_the_held_out_values() -> None:
     calibration = Calibration.fit(values.T, np.full(100, SHORT_UNITS))
     lines = np.array([[50.5] * n, [100.0] * n, [120.0] * n, [0.0] * n, [50.0] * n])
     surprise = calibration.surprises(lines, np.full(5, SHORT_UNITS))
+    assert calibration.signals == CALIBRATED  # the signals older files alone read are not kept
+    n = len(CALIBRATED)
     # 50 of 100 held-out values are at least 50.5: a share of 51/101 with the line itself.
     assert surprise[0] == pytest.approx([-np.log10(51 / 101)] * n)
     # A held-out value equal to the line's counts as at least as extreme: 51 of them at 50.
@@ -296,16 +356,19 @@ def test_calibration_and_frequencies_survive_the_model_file(tmp_path: Path) -> N
 def test_a_version_3_model_scores_by_its_five_signals(tmp_path: Path) -> None:
     # A file of version 3: five signals calibrated, no tests; it loads, and scores each line
     # by the most extreme of those five surprises, as it did.
-    model = LanguageModel.train(_sentences(HOLD_OUT_EVERY * 300, 5))
+    texts = _sentences(HOLD_OUT_EVERY * 300, 5)
+    model = LanguageModel.train(texts)
     assert model.calibration is not None
     model.save(tmp_path / "m.lm")
     legacy = [SIGNALS.index(name) for name in LEGACY]
+    held = [line for text in texts[:400] for line in text.split("\n")]
+    values, lengths = line_signals(model, "\n".join(held))
+    groups = _fit_groups(values[:, legacy], lengths)
     with np.load(tmp_path / "m.lm") as data:
         arrays = {name: data[name] for name in data.files if not name.startswith("noise.tests")}
     meta = json.loads(bytes(arrays["meta"]).decode())
     arrays["meta"] = np.frombuffer(json.dumps({**meta, "version": 3}).encode(), np.uint8)
-    for group in ("short", "long"):
-        arrays[f"noise.{group}"] = arrays[f"noise.{group}"][legacy]
+    arrays.update({"noise.short": groups[0], "noise.long": groups[1]})
     with open(tmp_path / "v3.lm", "wb") as fh:
         np.savez(fh, **arrays)
     old = LanguageModel.load(tmp_path / "v3.lm")
@@ -313,16 +376,16 @@ def test_a_version_3_model_scores_by_its_five_signals(tmp_path: Path) -> None:
     lines = ["The cat sat on the mat.", "Home | News | Sport", "mat cat the on sat",
              "The dog sat by the door and it was warm."]
     signals, units = line_signals(model, "\n".join(lines))
-    surprises = _surprises(model.calibration.groups, signals, units)
-    assert surprises.shape == (4, len(SIGNALS))
+    surprises = _surprises(groups, signals[:, legacy], units)
+    assert surprises.shape == (4, len(LEGACY))
     # One minus the share, past the held-out lines' reach by the slower approach to 1.
-    most = surprises[:, legacy].max(axis=1)
+    most = surprises.max(axis=1)
     limit = np.log10(max(group.shape[1] for group in old.calibration.groups) + 1)
     expected = 1.0 - np.power(10.0, -np.minimum(most, limit)) / (
         1 + np.log(10) * np.maximum(most - limit, 0))
     assert most.max() > limit  # the menu and the shuffled line are past it
     assert old.line_noise_scores(lines) == pytest.approx(expected.tolist(), rel=1e-12)
-    # Five signals' arrays under a version 5 file's tests: damaged, and said so.
+    # Five signals' arrays under this version's tests: damaged, and said so.
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     with np.load(tmp_path / "m.lm") as data:
         arrays.update({name: data[name] for name in data.files
@@ -343,7 +406,7 @@ def test_a_version_4_model_scores_by_its_seven_signals_and_tests(tmp_path: Path)
     held = [line for text in texts[:400] for line in text.split("\n")]
     signals, units = line_signals(model, "\n".join(held))
     names, layout = VERSION_4
-    seven = signals[:, :len(names)]
+    seven = signals[:, [SIGNALS.index(name) for name in names]]
     groups = _fit_groups(seven, units)
     tests = _fit_groups(_test_sums(_surprises(groups, seven, units), names, layout), units)
     with np.load(tmp_path / "m.lm") as data:
@@ -359,16 +422,55 @@ def test_a_version_4_model_scores_by_its_seven_signals_and_tests(tmp_path: Path)
     assert old.calibration.signals == names and old.calibration.layout == layout
     lines = ["The cat sat on the mat.", "Home | News | Sport", "xq7vz kpl0w zzyx qmt4r wq9"]
     line, length = line_signals(model, "\n".join(lines))
-    sums = _test_sums(_surprises(groups, line[:, :len(names)], length), names, layout)
+    sums = _test_sums(_surprises(groups, line[:, [SIGNALS.index(name) for name in names]],
+                                 length), names, layout)
     most = _surprises(tests, sums, length).max(axis=1)
     limit = np.log10(max(group.shape[1] for group in groups) + 1)
     expected = 1.0 - np.power(10.0, -np.minimum(most, limit)) / (
         1 + np.log(10) * np.maximum(most - limit, 0))
     assert old.line_noise_scores(lines) == pytest.approx(expected.tolist(), rel=1e-12)
     assert old.line_noise_scores(lines) != model.line_noise_scores(lines)
-    # Seven signals under a version 5 file: damaged, and said so.
+    # Seven signals under this version's file: damaged, and said so.
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     with open(tmp_path / "bad.lm", "wb") as fh:
         np.savez(fh, **arrays)
     with pytest.raises(InputError, match="bad.lm: not a readable language model"):
         LanguageModel.load(tmp_path / "bad.lm")
+
+
+def test_a_version_5_model_scores_by_its_eight_signals_and_tests(tmp_path: Path) -> None:
+    # A file of version 5: context with the older floor, unseen words among all units and no
+    # character gate (``VERSION_5``). It loads and scores each line by that version's tests;
+    # the headline, the names and the strings split at their marks score otherwise under
+    # this version's signals.
+    texts = _sentences(HOLD_OUT_EVERY * 300, 7)
+    model = LanguageModel.train(texts)
+    model.save(tmp_path / "m.lm")
+    held = [line for text in texts[:400] for line in text.split("\n")]
+    names, layout = VERSION_5
+    chosen = [SIGNALS.index(name) for name in names]
+    values, lengths = line_signals(model, "\n".join(held))
+    groups = _fit_groups(values[:, chosen], lengths)
+    tests = _fit_groups(_test_sums(_surprises(groups, values[:, chosen], lengths), names,
+                                   layout), lengths)
+    with np.load(tmp_path / "m.lm") as data:
+        arrays = {name: data[name] for name in data.files}
+    meta = json.loads(bytes(arrays["meta"]).decode())
+    arrays["meta"] = np.frombuffer(json.dumps({**meta, "version": 5}).encode(), np.uint8)
+    arrays.update({"noise.short": groups[0], "noise.long": groups[1],
+                   "noise.tests.short": tests[0], "noise.tests.long": tests[1]})
+    with open(tmp_path / "v5.lm", "wb") as fh:
+        np.savez(fh, **arrays)
+    old = LanguageModel.load(tmp_path / "v5.lm")
+    assert old.calibration is not None
+    assert old.calibration.signals == names and old.calibration.layout == layout
+    lines = ["The cat sat on the mat.", "Home | News | Sport", "xq7vz kpl0w zzyx qmt4r",
+             "Red - dog - xq7vz - kpl0w - zzyx", "Cat sat on the door"]
+    signals, units = line_signals(model, "\n".join(lines))
+    sums = _test_sums(_surprises(groups, signals[:, chosen], units), names, layout)
+    most = _surprises(tests, sums, units).max(axis=1)
+    limit = np.log10(max(group.shape[1] for group in groups) + 1)
+    expected = 1.0 - np.power(10.0, -np.minimum(most, limit)) / (
+        1 + np.log(10) * np.maximum(most - limit, 0))
+    assert old.line_noise_scores(lines) == pytest.approx(expected.tolist(), rel=1e-12)
+    assert old.line_noise_scores(lines) != model.line_noise_scores(lines)

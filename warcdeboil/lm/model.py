@@ -35,17 +35,18 @@ from .noise import (
     Calibration,
     line_signals,
 )
-from .units import BOUNDARY, LINE, UNK, extend_keys, split_units
+from .units import BOUNDARY, LINE, UNK, distinct_ids, extend_keys, marks, split_units
 
 __all__ = ["DEFAULT_MIN_COUNTS", "DEFAULT_ORDER", "LanguageModel"]
 
 FORMAT = "warcdeboil-lm"
-# 5: the noise calibration has eight signals (rare and unseen words) and ``noise.TESTS``; 4:
+# 6: the noise calibration reads context with a spread of at least 0.3 and rare and odd unseen
+# words (``noise.CALIBRATED``, ``noise.TESTS``); 5: eight signals (rare and unseen words); 4:
 # seven signals and four tests; 3: unigram frequencies and the noise score's calibration
 # (``noise``, five signals) may follow; 2: a character component may follow the word model.
-# 1 to 4 are read too (a version 3 or 4 calibration scores as it did: ``noise.LEGACY``,
-# ``noise.VERSION_4``).
-VERSION = 5
+# 1 to 5 are read too (a version 3, 4 or 5 calibration scores as it did: ``noise.LEGACY``,
+# ``noise.VERSION_4``, ``noise.VERSION_5``).
+VERSION = 6
 DEFAULT_ORDER = 3
 # Adjusted counts below which n-grams of order 1, 2, 3… are pruned: singletons above unigrams
 # go (benchmarks/perplexity.py: the same AUC on every noise kind, a third of the size).
@@ -88,6 +89,7 @@ class LanguageModel:
             raise InputError("language model without an <unk> unigram")
         self._unk_row = int(at[0])
         self._index: dict[str, int] | None = None  # unit -> unigram row, made on first use
+        self._marks: np.ndarray | None = None  # see ``mark_rows``
 
     @property
     def order(self) -> int:
@@ -107,6 +109,18 @@ class LanguageModel:
         if self._frequencies is None:
             return self.levels[0].logp
         return self._frequencies
+
+    @property
+    def mark_rows(self) -> np.ndarray:
+        """Whether each unigram row's unit is a punctuation mark or symbol (``units.marks``),
+        made on first use: the marks' ids looked up, a couple of thousand of them, not the
+        vocabulary read."""
+        if self._marks is None:
+            first = self.levels[0]
+            rows, found = first.rows(np.fromiter(distinct_ids(marks()).values(), np.uint64))
+            self._marks = np.zeros(len(first), bool)
+            self._marks[rows[found]] = True
+        return self._marks
 
     def __len__(self) -> int:
         return sum(len(level) for level in self.levels)
@@ -336,7 +350,7 @@ class LanguageModel:
         try:
             with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
                 meta = json.loads(bytes(data["meta"]).decode())
-                if meta.get("format") != FORMAT or meta.get("version") not in (1, 2, 3, 4, VERSION):
+                if meta.get("format") != FORMAT or meta.get("version") not in range(1, VERSION + 1):
                     raise InputError(f"{os.fspath(path)}: not a warcdeboil language model")
                 model = cls._read(path, data, "", meta["order"], meta.get("info"))
                 if meta.get("chars_order"):

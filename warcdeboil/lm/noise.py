@@ -6,8 +6,13 @@ noisier lines:
 
 - ``context``: minus the t statistic of how much the n-gram context raises each word's
   probability above its plain frequency (log10 p(w | context) - log10 f(w), clipped to
-  [-1, 1.5], mean over the line divided by its standard error). Sentences get help from their
-  context; word salad and shuffled words, made of the same common words, do not.
+  [-1, 1.5], mean over the line divided by its standard error, the spread of the line's gains
+  taken as at least 0.3). Sentences get help from their context; word salad and shuffled
+  words, made of the same common words, do not. The floor keeps a short line whose words all
+  miss the help evenly (a headline of word pairs the model never saw: "Poll: Vista gets vote
+  of no confidence") from a t statistic as large as a long shuffled line's; with the floor of
+  versions 3 to 5, ``context, versions 3 to 5`` (a spread of at least 0.03), such headlines
+  outranked every menu of some crawls (benchmarks/results/perplexity-2026-11-25e.md).
 - ``order``: how much less likely the line is in its own order than with its words (the
   whitespace-separated ones, punctuation attached) in reverse order, per unit. A sentence reads
   far better forwards; shuffled words read as badly either way. Unlike ``context`` it compares
@@ -21,13 +26,19 @@ noisier lines:
   character the language hardly uses: mojibake, symbols).
 - ``mojibake``: how many sequences the line holds that UTF-8 read as cp1252 or Latin-1 makes
   ("â€™", "Ã©", "Â "): a lead byte's character followed by continuation bytes' characters.
-- ``rare and unseen words``: ``rare words``, plus how far past half of the line's units are
-  units the model never saw (``2 * share - 1``, 0 up to half): past the point where ``rare
-  words`` is all rare, a line of strings no text has (random characters, hashes, session ids)
-  still reads as further out than a headline of capitalised names, whose words are rare but
-  known. Below half it adds nothing, so that a real line with a few new names or a stray
-  token does not rise (counted from the first unseen unit, real lines of markup and names
-  rose above navigation: benchmarks/results/perplexity-2026-11-25d.md).
+- ``rare and odd unseen words``: ``rare words``, plus how far past half of the line's words
+  (its units that are not punctuation marks) are units the model never saw (``2 * share -
+  1``, 0 up to half), as far as the line's characters are odd too (its ``characters`` past
+  1.0, in full at 2.0: past the characters of 95 % of real English lines). A line of strings
+  no text has (random characters, hashes, session ids) then reads as further out than a
+  headline whose words are rare but known. Random strings split at their marks into known
+  pieces ("_", "%", "x"): counted among all units their unseen share is diluted, among words
+  it is whole. Names the model never saw are unseen words too ("Malwal Arop and Col Madul
+  Rilpiou."), but their characters are a language's: the gate leaves them where they were
+  (counted without it, such lines rose above navigation). Below half it adds nothing.
+- ``context, versions 3 to 5`` and ``rare and unseen words``: the signals of older files
+  (``context`` with a spread of at least 0.03; ``rare words`` plus ``2 * share - 1`` of the
+  unseen share among all units, without the gate), read only for those.
 
 What "real" looks like is measured when the model is trained: a sample of the training texts is
 held out of the counts (``HOLD_OUT_EVERY``, up to ``CALIBRATION_LINES`` lines), scored by the
@@ -44,9 +55,9 @@ large one (word order), while signals that a real line of an unfamiliar site can
 (a rare word, an odd character) are not read alone: taking the most extreme of seven single
 signals flagged too many real lines.
 
-Files of version 3 hold a calibration of the first five signals of that version (``LEGACY``):
-they are scored as then, by the most extreme of those five surprises. Files of version 4 hold
-the first seven signals and that version's tests (``VERSION_4``), and score as then too.
+Files of version 3 hold a calibration of the five signals of that version (``LEGACY``): they
+are scored as then, by the most extreme of those five surprises. Files of versions 4 and 5 hold
+that version's signals and tests (``VERSION_4``, ``VERSION_5``), and score as then too.
 """
 
 from __future__ import annotations
@@ -62,28 +73,38 @@ from .chars import char_text
 if TYPE_CHECKING:
     from .model import LanguageModel
 
-__all__ = ["CALIBRATION_LINES", "HOLD_OUT_EVERY", "LEGACY", "SIGNALS", "TESTS", "VERSION_4",
-           "Calibration", "line_signals"]
+__all__ = ["CALIBRATED", "CALIBRATION_LINES", "HOLD_OUT_EVERY", "LEGACY", "SIGNALS", "TESTS",
+           "VERSION_4", "VERSION_5", "Calibration", "line_signals"]
 
+# What ``line_signals`` computes: the signals of this version's files (``CALIBRATED``), then
+# those only older files read.
 SIGNALS = ("context", "order", "rare words", "characters", "worst characters",
-           "rarest character", "mojibake", "rare and unseen words")
+           "rarest character", "mojibake", "rare and odd unseen words",
+           "context, versions 3 to 5", "rare and unseen words")
+CALIBRATED = SIGNALS[:8]
+_ODD = ("worst characters", "rarest character", "mojibake")
 # The signals each test adds up (their surprises), chosen by leaving out in turn dragnet,
 # cleaneval and l3s-gn1 of benchmarks/perplexity.py's second check and by its dev and test
 # splits (benchmarks/results/perplexity-2026-11-25b.md): word order; how unlike the language's
 # words the line is (its context helps a sentence of rare words); rare words alone (menus of
 # common nouns: without it they fell below the bigram baseline); characters a sentence has no
-# use for. The second test reads rare words with unseen ones past half the line
-# (benchmarks/results/perplexity-2026-11-25d.md: random characters ahead of the pyplexity-style
-# bigram in two more of 12 cells, no cell lost; the third test kept plain rare words, as with
-# unseen words there too, or a test of their own, real lines rose above navigation).
-TESTS = (("context", "order"), ("context", "rare and unseen words", "characters"),
-         ("rare words",), ("worst characters", "rarest character", "mojibake"))
+# use for. The second test reads rare words with odd unseen ones, the third plain rare words
+# (benchmarks/results/perplexity-2026-11-25d.md and -25e.md: read there too, or as a test of
+# their own, unseen words lifted real lines above navigation).
+TESTS = (("context", "order"), ("context", "rare and odd unseen words", "characters"),
+         ("rare words",), _ODD)
 # The signals of a version 3 calibration, scored by the most extreme of the five.
-LEGACY = ("context", "rare words", "characters", "worst characters", "rarest character")
-# The signals and tests of a version 4 calibration (no unseen words), scored as then.
-VERSION_4 = (SIGNALS[:7], (("context", "order"), ("context", "rare words", "characters"),
-                           ("rare words",), ("worst characters", "rarest character",
-                                             "mojibake")))
+LEGACY = ("context, versions 3 to 5", "rare words", "characters", "worst characters",
+          "rarest character")
+# The signals and tests of a version 4 calibration (no unseen words) and of a version 5 one
+# (unseen words among all units, no gate; context with the older floor), scored as then.
+_OLD_CONTEXT = "context, versions 3 to 5"
+VERSION_4 = ((_OLD_CONTEXT, "order", "rare words", "characters", *_ODD),
+             ((_OLD_CONTEXT, "order"), (_OLD_CONTEXT, "rare words", "characters"),
+              ("rare words",), _ODD))
+VERSION_5 = ((*VERSION_4[0], "rare and unseen words"),
+             ((_OLD_CONTEXT, "order"), (_OLD_CONTEXT, "rare and unseen words", "characters"),
+              ("rare words",), _ODD))
 # One text in this many is held out of training to calibrate the noise score, until this many
 # lines are held out: enough for tail shares of 1 in a few thousand, and scoring them costs a
 # tenth of a second (a larger sample moved no AUC in benchmarks/perplexity.py).
@@ -98,6 +119,13 @@ SHORT_UNITS = 5
 # The top share of held-out values past which a signal's tail is an exponential fitted to it.
 TAIL = 0.05
 _CLIP = (-1.0, 1.5)  # a word's context gain counts at most this much either way
+# The spread of a line's context gains is taken as at least this (squared), and was at least
+# the older one in versions 3 to 5.
+_SPREAD = 0.3 ** 2
+_OLD_SPREAD = 1e-3
+# "rare and odd unseen words" counts the unseen words in full where the line's characters
+# (log10 perplexity under the character model) reach the second value, none up to the first.
+_ODD_CHARACTERS = (1.0, 2.0)
 _MIN_GROUP = 20  # a length group with fewer held-out lines borrows all of them
 _LOG10_E = float(np.log10(np.e))
 
@@ -123,8 +151,9 @@ def _two_lowest(line: np.ndarray, values: np.ndarray, lines: int) -> np.ndarray:
 
 
 def word_signals(model: LanguageModel, text: str) -> np.ndarray:
-    """``context``, ``order``, ``rare words`` and ``rare and unseen words`` of each line of
-    ``text``, and its number of units."""
+    """``context``, ``order``, ``rare words``, ``context, versions 3 to 5`` and ``rare and
+    unseen words`` of each line of ``text``, how far past half of its words are unseen
+    (``2 * share - 1``, 0 up to half), and its number of units."""
     rows = model.unit_rows(text, keep_empty=True)
     logp = model._log10_probs(rows)
     line, lines = _per_line(rows)
@@ -132,19 +161,26 @@ def word_signals(model: LanguageModel, text: str) -> np.ndarray:
     gain = np.clip(logp - model.frequencies[rows[1:]], *_CLIP)
     mean = np.bincount(line, weights=gain, minlength=lines) / units
     square = np.bincount(line, weights=gain * gain, minlength=lines) / units
-    spread = np.sqrt(np.maximum(square - mean * mean, 1e-3))
+    variance = square - mean * mean
     rare = np.bincount(line, weights=logp < -3.0, minlength=lines) / units
-    # The share of the line's units (its </s> not among them) the vocabulary lacks.
-    unseen = np.bincount(line, weights=rows[1:] == model._unk_row, minlength=lines) \
-        / np.maximum(units - 1, 1)
+    # The line's units (its </s> not among them) the vocabulary lacks: their share among all
+    # units, and among those that are not punctuation marks (words).
+    predicted = rows[1:]
+    unseen = np.bincount(line, weights=predicted == model._unk_row, minlength=lines)
+    word_units = np.bincount(line, weights=~model.mark_rows[predicted], minlength=lines) - 1
     # The same lines with their words in reverse order (the same units, so the same count).
     backwards = model.unit_rows("\n".join(" ".join(words.split()[::-1])
                                           for words in text.split("\n")), keep_empty=True)
     reverse_line, _ = _per_line(backwards)
     forwards = np.bincount(line, weights=logp, minlength=lines)
     reverse = np.bincount(reverse_line, weights=model._log10_probs(backwards), minlength=lines)
-    return np.column_stack([-mean / spread * np.sqrt(units), (reverse - forwards) / units,
-                            rare, rare + np.maximum(2.0 * unseen - 1.0, 0.0), units - 1])
+    # (Each older signal is computed as its version did, to the last bit.)
+    return np.column_stack([
+        -mean / np.sqrt(np.maximum(variance, _SPREAD)) * np.sqrt(units),
+        (reverse - forwards) / units, rare,
+        -mean / np.sqrt(np.maximum(variance, _OLD_SPREAD)) * np.sqrt(units),
+        rare + np.maximum(2.0 * (unseen / np.maximum(units - 1, 1)) - 1.0, 0.0),
+        np.maximum(2.0 * (unseen / np.maximum(word_units, 1)) - 1.0, 0.0), units - 1])
 
 
 # What UTF-8 read as cp1252 (or Latin-1) turns a character of two, three or four bytes into:
@@ -192,8 +228,11 @@ def line_signals(model: LanguageModel, text: str) -> tuple[np.ndarray, np.ndarra
     each line's number of word units; ``model`` must have a character component."""
     assert model.chars is not None
     words = word_signals(model, text)
-    return np.hstack([words[:, :3], char_signals(model.chars, text),
-                      mojibake(text, len(words))[:, None], words[:, 3:4]]), words[:, 4]
+    chars = char_signals(model.chars, text)
+    low, high = _ODD_CHARACTERS
+    odd = np.clip((chars[:, 0] - low) / (high - low), 0.0, 1.0)
+    return np.hstack([words[:, :3], chars, mojibake(text, len(words))[:, None],
+                      (words[:, 2] + words[:, 5] * odd)[:, None], words[:, 3:5]]), words[:, 6]
 
 
 def _fit_groups(values: np.ndarray, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -242,7 +281,7 @@ def _surprises(groups: tuple[np.ndarray, np.ndarray], values: np.ndarray,
     return out
 
 
-def _test_sums(surprises: np.ndarray, signals: tuple[str, ...] = SIGNALS,
+def _test_sums(surprises: np.ndarray, signals: tuple[str, ...] = CALIBRATED,
                tests: tuple[tuple[str, ...], ...] = TESTS) -> np.ndarray:
     """Each of the ``tests``: the sum of its signals' surprises (a column of ``signals``
     each)."""
@@ -255,20 +294,22 @@ class Calibration:
     """Each signal's sorted values on held-out real lines, short ones (``groups[0]``) apart
     from the others (``groups[1]``): arrays of shape (signals, lines); and each test's sums
     of surprises on the same lines (``tests``, shape (tests, lines)). ``signals`` and
-    ``layout`` name the signals calibrated and the tests' signals: ``SIGNALS`` and ``TESTS``,
-    or an older file's (version 4: ``VERSION_4``; version 3: the five ``LEGACY`` signals and
-    no tests)."""
+    ``layout`` name the signals calibrated and the tests' signals: ``CALIBRATED`` and ``TESTS``,
+    or an older file's (versions 4 and 5: ``VERSION_4``, ``VERSION_5``; version 3: the five
+    ``LEGACY`` signals and no tests)."""
 
     groups: tuple[np.ndarray, np.ndarray]
     tests: tuple[np.ndarray, np.ndarray] | None = None
-    signals: tuple[str, ...] = SIGNALS
+    signals: tuple[str, ...] = CALIBRATED
     layout: tuple[tuple[str, ...], ...] = TESTS
 
     @classmethod
     def fit(cls, signals: np.ndarray, units: np.ndarray) -> Calibration:
-        """From the ``SIGNALS`` of held-out lines (a row each) and their numbers of units."""
-        groups = _fit_groups(signals, units)
-        sums = _test_sums(_surprises(groups, signals, units))
+        """From the ``SIGNALS`` of held-out lines (a row each) and their numbers of units: the
+        ``CALIBRATED`` ones and ``TESTS``."""
+        values = signals[:, :len(CALIBRATED)]
+        groups = _fit_groups(values, units)
+        sums = _test_sums(_surprises(groups, values, units))
         return cls(groups, _fit_groups(sums, units))
 
     def surprises(self, signals: np.ndarray, units: np.ndarray) -> np.ndarray:
@@ -309,14 +350,16 @@ class Calibration:
     @classmethod
     def read(cls, data: Any, prefix: str, version: int) -> Calibration:
         """The calibration ``arrays`` wrote, from a loaded numpy archive of that file
-        ``version`` (3: five signals, no tests; 4: seven signals, that version's tests)."""
+        ``version`` (3: five signals, no tests; 4 and 5: seven and eight signals, that
+        version's tests)."""
         groups = (np.asarray(data[f"{prefix}short"], np.float32),
                   np.asarray(data[f"{prefix}long"], np.float32))
         tests = None
         if f"{prefix}tests.long" in data.files:
             tests = (np.asarray(data[f"{prefix}tests.short"], np.float32),
                      np.asarray(data[f"{prefix}tests.long"], np.float32))
-        names, layout = {3: (LEGACY, ()), 4: VERSION_4}.get(version, (SIGNALS, TESTS))
+        names, layout = {3: (LEGACY, ()), 4: VERSION_4, 5: VERSION_5}.get(version,
+                                                                           (CALIBRATED, TESTS))
         if (tests is None) != (not layout):
             raise ValueError(f"a version {version} noise calibration "
                              f"{'without' if tests is None else 'with'} tests")

@@ -1,0 +1,216 @@
+"""Variants of the noise score rescored on the cells of benchmarks/perplexity.py: each cell's
+model is trained once, the signals of its held-out calibration lines and of its real and noise
+lines are kept, and each variant refits the calibration from them (no retraining).
+
+    python benchmarks/noise_variants.py --out variants.json
+
+Cells: the dev and test splits of the first check, and each dataset left out with noise seeds 25
+(lists "other") and 2611 (lists "fresh"). The variants (``VARIANTS``) change the second test's
+unseen words and the floor of the context signal's spread; "version 5" is the score of
+benchmarks/results/perplexity-2026-11-25d.md, "version 6" the package's. Printed: a row a
+variant (cells of 12 x 7 behind the pyplexity-style bigram at full precision, also with the
+gold's own mojibake lines taken out of the real lines, ``perplexity.gold_mojibake``; cells
+below 0.97; the worst margins; the lowest AUC), then the cells behind. The JSON holds every
+cell's AUCs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import perplexity as bench  # noqa: E402
+
+from warcdeboil.lm import (
+    LanguageModel,  # noqa: E402
+    noise,  # noqa: E402
+)
+from warcdeboil.lm import model as lm_model  # noqa: E402
+
+# Columns added to noise.SIGNALS: the context signal with other floors of its spread, and
+# unseen words counted among words without the character gate, or with another gate.
+FLOORS = (0.2, 0.4, 0.5)
+EXTRA = (*(f"context, spread at least {floor}" for floor in FLOORS),
+         "rare and unseen words among words, no gate",
+         "rare and odd unseen words, gate 1.2 to 2.2")
+SIGNALS = noise.SIGNALS + EXTRA
+OLD, RARE, CHARS = "context, versions 3 to 5", "rare words", "characters"
+ODD = ("worst characters", "rarest character", "mojibake")
+
+
+def _layout(context: str, unseen: str) -> tuple[tuple[str, ...], ...]:
+    return ((context, "order"), (context, unseen, CHARS), (RARE,), ODD)
+
+
+# Each variant's tests (of ``SIGNALS``); "version 5" is the score of 2026-11-25d, "version 6"
+# the one kept.
+VARIANTS = {
+    "version 5": noise.VERSION_5[1],
+    "unseen among words, no gate (spread 0.03)": _layout(OLD, EXTRA[3]),
+    "spread 0.5 (unseen among all units)": _layout(EXTRA[2], "rare and unseen words"),
+    "unseen among words, no gate, spread 0.5": _layout(EXTRA[2], EXTRA[3]),
+    "odd unseen words, spread 0.03": _layout(OLD, "rare and odd unseen words"),
+    "odd unseen words, spread 0.2": _layout(EXTRA[0], "rare and odd unseen words"),
+    "version 6: odd unseen words, spread 0.3": noise.TESTS,
+    "odd unseen words, spread 0.4": _layout(EXTRA[1], "rare and odd unseen words"),
+    "odd unseen words, spread 0.5": _layout(EXTRA[2], "rare and odd unseen words"),
+    "odd unseen words (gate 1.2 to 2.2), spread 0.3": _layout("context", EXTRA[4]),
+}
+
+
+def extra_columns(model: LanguageModel, lines: list[str], signals: np.ndarray) -> np.ndarray:
+    """The ``EXTRA`` columns of each line (``signals``: its ``noise.SIGNALS``)."""
+    rows = model.unit_rows("\n".join(lines), keep_empty=True)
+    logp = model._log10_probs(rows)
+    line, count = noise._per_line(rows)
+    units = np.bincount(line, minlength=count)
+    gain = np.clip(logp - model.frequencies[rows[1:]], *noise._CLIP)
+    mean = np.bincount(line, weights=gain, minlength=count) / units
+    square = np.bincount(line, weights=gain * gain, minlength=count) / units
+    contexts = [-mean / np.sqrt(np.maximum(square - mean * mean, floor ** 2)) * np.sqrt(units)
+                for floor in FLOORS]
+    unseen = np.bincount(line, weights=rows[1:] == model._unk_row, minlength=count)
+    words = np.bincount(line, weights=~model.mark_rows[rows[1:]], minlength=count) - 1
+    past = np.maximum(2.0 * unseen / np.maximum(words, 1) - 1.0, 0.0)
+    rare, chars = (signals[:, noise.SIGNALS.index(name)] for name in (RARE, CHARS))
+    return np.column_stack([*contexts, rare + past,
+                            rare + past * np.clip(chars - 1.2, 0.0, 1.0)])
+
+
+def _trained(lines: list[str]) -> tuple[LanguageModel, list[str]]:
+    """A model trained as the benchmark trains it, and the lines it held out to calibrate."""
+    held: list[str] = []
+    signals = lm_model.line_signals
+
+    def keep(model: LanguageModel, text: str) -> Any:
+        held.extend(text.split("\n"))
+        return signals(model, text)
+
+    lm_model.line_signals = keep  # type: ignore[assignment]
+    try:
+        return LanguageModel.train(lines), held
+    finally:
+        lm_model.line_signals = signals  # type: ignore[assignment]
+
+
+def cells() -> dict[str, dict]:
+    """Each cell's held-out lines and its real and noise lines, with their signals (``SIGNALS``
+    and units) and bigram perplexities; made as benchmarks/perplexity.py makes them."""
+    out: dict[str, dict] = {}
+
+    def cell(model: LanguageModel, held: list[str], bigram: bench.PyplexityBigram,
+             found: dict[str, list[str]]) -> dict:
+        def signals(lines: list[str]) -> tuple[np.ndarray, np.ndarray]:
+            values, units = noise.line_signals(model, "\n".join(lines))
+            return np.hstack([values, extra_columns(model, lines, values)]), units
+        return {"held": signals(held), "real": found["real"],
+                "signals": {kind: signals(lines) for kind, lines in found.items()},
+                "bigram": {kind: bigram.perplexities(lines) for kind, lines in found.items()}}
+
+    rng = random.Random(19)
+    train, held_out = bench.split_sentences(rng)
+    vocabulary, weights = zip(*Counter(w for s in train for w in s.split()).items(), strict=True)
+    splits = {split: {"real": real, **{kind: bench.make_noise(kind, rng, real, list(vocabulary),
+                                                             list(weights), 500)
+                                       for kind in bench.KINDS}}
+              for split, real in held_out.items()}
+    model, held = _trained(train)
+    bigram = bench.PyplexityBigram(train)
+    for split, found in splits.items():
+        out[split] = cell(model, held, bigram, found)
+    trained: dict[str, tuple[LanguageModel, list[str], bench.PyplexityBigram]] = {}
+    for seed, lists in ((25, "other"), (2611, "fresh")):
+        for left_out in bench.DATASETS:
+            rng = random.Random(seed)
+            train, _ = bench.split_sentences(rng, tuple(d for d in bench.DATASETS
+                                                        if d != left_out))
+            texts = [s for _, text in bench.gold_pages((left_out,))
+                     if bench.detect(text) == "en" for s in bench.sentences(text)]
+            real = [s for s in texts if 6 <= len(s.split()) <= 60]
+            real = rng.sample(real, min(1500, len(real)))
+            vocabulary, weights = zip(*Counter(w for s in texts for w in s.split()).items(),
+                                      strict=True)
+            found = {"real": real, **{kind: bench.make_noise(kind, rng, real, list(vocabulary),
+                                                            list(weights), 500, lists=lists)
+                                      for kind in bench.KINDS}}
+            if left_out not in trained:
+                trained[left_out] = (*_trained(train), bench.PyplexityBigram(train))
+            model, held, bigram = trained[left_out]
+            out[f"{left_out}, seed {seed}"] = cell(model, held, bigram, found)
+            print(left_out, seed, file=sys.stderr)
+    return out
+
+
+def scores(found: dict, tests: tuple[tuple[str, ...], ...]) -> dict[str, np.ndarray]:
+    """Each kind's noise scores under a calibration with these ``tests`` of ``SIGNALS``."""
+    values, units = found["held"]
+    names = tuple(dict.fromkeys(name for test in tests for name in test))
+    chosen = [SIGNALS.index(name) for name in names]
+    groups = noise._fit_groups(values[:, chosen], units)
+    sums = noise._test_sums(noise._surprises(groups, values[:, chosen], units), names, tests)
+    tails = noise._fit_groups(sums, units)
+    out = {}
+    for kind, (line, length) in found["signals"].items():
+        surprise = noise._surprises(tails, noise._test_sums(
+            noise._surprises(groups, line[:, chosen], length), names, tests), length).max(axis=1)
+        limit = np.log10(max(group.shape[1] for group in groups) + 1.0)
+        past = np.maximum(surprise - limit, 0.0)
+        out[kind] = 1.0 - np.power(10.0, -np.minimum(surprise, limit)) / (
+            1.0 + np.log(10.0) * past)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, help="the per-cell AUCs, as JSON")
+    args = parser.parse_args()
+    result: dict = {}
+    for name, found in cells().items():
+        damaged = np.array([bench.gold_mojibake(line) for line in found["real"]], bool)
+        bigram = {kind: np.array(value) for kind, value in found["bigram"].items()}
+        for label, tests in VARIANTS.items():
+            ours = scores(found, tests)
+            result.setdefault(label, {})[name] = {kind: {
+                "ours": bench.auc(ours["real"].tolist(), ours[kind].tolist()),
+                "bigram": bench.auc(bigram["real"].tolist(), bigram[kind].tolist()),
+                "ours, gold mojibake apart": bench.auc(ours["real"][~damaged].tolist(),
+                                                       ours[kind].tolist()),
+                "bigram, gold mojibake apart": bench.auc(bigram["real"][~damaged].tolist(),
+                                                         bigram[kind].tolist())}
+                for kind in bench.KINDS}
+    print("| variant | behind the bigram | behind, gold mojibake apart | below 0.97 | worst "
+          "margin, random characters | worst margin, menus | worst margin, other kinds | "
+          "lowest AUC |")
+    print("|---|---|---|---|---|---|---|---|")
+    behind_cells = {}
+    for label, by_cell in result.items():
+        pairs = [(name, kind, v) for name, kinds in by_cell.items() for kind, v in kinds.items()]
+        behind = [f"{name}: {kind}" for name, kind, v in pairs if v["ours"] < v["bigram"]]
+        apart = [v for _, _, v in pairs
+                 if v["ours, gold mojibake apart"] < v["bigram, gold mojibake apart"]]
+        low = [v for _, _, v in pairs if v["ours"] < 0.97]
+
+        def margin(chosen: set[str], pairs: list = pairs) -> float:
+            return min(v["ours"] - v["bigram"] for _, kind, v in pairs if kind in chosen)
+        others = set(bench.KINDS) - {"random characters", "menu items concatenated"}
+        print(f"| {label} | {len(behind)} | {len(apart)} | {len(low)} | "
+              f"{margin({'random characters'}):+.5f} | "
+              f"{margin({'menu items concatenated'}):+.5f} | {margin(others):+.4f} | "
+              f"{min(v['ours'] for _, _, v in pairs):.5f} |")
+        behind_cells[label] = behind
+    for label, behind in behind_cells.items():
+        print(f"- {label}: {'; '.join(behind) or 'none'}")
+    if args.out:
+        args.out.write_text(json.dumps({"noise_variants": result}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
