@@ -23,6 +23,7 @@ from warcdeboil.content import (
     THREAD_COMMENT_CHARS,
     ContentModel,
     comment_roles,
+    copied_blocks,
     extract,
     extract_blocks,
     feature_columns,
@@ -136,6 +137,43 @@ def test_teaser_and_repetition_features() -> None:
     story = [v for t, v in zip(texts, columns["parent_siblings"], strict=True)
              if t.startswith("Council")]
     assert story == [pytest.approx(math.log1p(2))] * 2  # <div class=more> and <div class=story>
+
+
+# Three paragraphs of an article, and the same text again in one piece (a hidden articleBody).
+COPY_PARAGRAPHS = (
+    "The harbour authority reopened the north pier on Monday after three weeks of repairs to "
+    "the timber decking that the January storms had torn loose along its outer half.",
+    "Fishing boats had been mooring at the south quay in the meantime, which meant a longer "
+    "walk for the crews and a queue at the only crane able to lift the day's catch.",
+    "The repairs cost less than the council had set aside, and the remaining money will go "
+    "towards new lighting on the promenade before the summer season begins in June.",
+)
+
+
+def _copy_page(copy: str) -> list:
+    html = ("<html><body><main>" + "".join(f"<p>{p}</p>" for p in COPY_PARAGRAPHS)
+            + f"</main><div class='body-copy'>{copy}</div></body></html>")
+    return split_blocks(analyse(html, structure=True).marked.decode())
+
+
+def test_a_copy_of_the_article_in_one_piece_goes() -> None:
+    blocks = _copy_page(" ".join(COPY_PARAGRAPHS))
+    keep_all = ContentModel((0.0,) * len(FEATURE_NAMES), 10.0, 0.5)
+    assert copied_blocks(blocks, [True] * len(blocks)) == [False, False, False, True]
+    result = extract_blocks(blocks, keep_all)
+    assert [b.text for b in result.blocks] == list(COPY_PARAGRAPHS)
+    assert result.removed == {"copied_block": 1}
+    # A block the model dropped is no source: the copy is then the first and stays.
+    assert copied_blocks(blocks, [False, False, False, True]) == [False] * 4
+
+
+def test_a_paragraph_repeated_from_one_block_stays() -> None:
+    # A lead repeated by the article's first paragraph copies one block only: both stay (gold
+    # texts keep both), as does a block that shares a few words with the text before it.
+    assert copied_blocks(_copy_page(COPY_PARAGRAPHS[1]), [True] * 4) == [False] * 4
+    unrelated = ("The harbour authority reopened the north pier on Monday, and a new ferry "
+                 "timetable starts next week with two more sailings to the islands each day.")
+    assert copied_blocks(_copy_page(unrelated), [True] * 4) == [False] * 4
 
 
 def test_readers_comments_are_not_main_content() -> None:
