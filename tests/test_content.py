@@ -34,6 +34,7 @@ from warcdeboil.content import (
     load_model,
     select_blocks,
     split_blocks,
+    without_linked_chrome,
 )
 from warcdeboil.dom import ROLE_COMMENTS, analyse, plain_text
 from warcdeboil.errors import ConfigError
@@ -176,6 +177,31 @@ def test_a_paragraph_repeated_from_one_block_stays() -> None:
     assert copied_blocks(_copy_page(unrelated), [True] * 4) == [False] * 4
 
 
+def _linked_aside_page(prose: bool) -> list:
+    # Prose: a paragraph of 150 characters or more (see is_listing).
+    paragraphs = ((" ".join(COPY_PARAGRAPHS[:2]), COPY_PARAGRAPHS[2]) if prose
+                  else ("Opening times", "Monday to Friday, 9 to 5"))
+    html = ("<html><body><main>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</main>"
+            "<aside><p><a href='/a'>Council approves a second ferry route to the islands after "
+            "a year of talks</a></p><p>Read <a href='/b'>the ferry timetable</a> for the new "
+            "sailings</p></aside></body></html>")
+    return split_blocks(analyse(html, structure=True).marked.decode())
+
+
+def test_wholly_linked_blocks_of_an_aside_go_on_a_page_with_prose() -> None:
+    keep_all = ContentModel((0.0,) * len(FEATURE_NAMES), 10.0, 0.5)
+    blocks = _linked_aside_page(prose=True)
+    assert [b.text[:12] for b in blocks][-2:] == ["Council appr", "Read the fer"]
+    keep, _ = judge(blocks, keep_all)
+    assert keep == [True, True, False, True]  # the partly linked line is the model's
+    assert without_linked_chrome(blocks, [True] * 4) == keep
+    result = extract_blocks(blocks, keep_all)
+    assert result.removed == {"link_dense_block": 1}
+    # A page without prose is a listing: its linked items are its content and stay.
+    listing = _linked_aside_page(prose=False)
+    assert judge(listing, keep_all)[0] == [True] * 4
+
+
 def test_readers_comments_are_not_main_content() -> None:
     comments = "".join(
         f"<div class='comment'><p>{text}</p></div>" for text in (
@@ -197,7 +223,9 @@ def test_readers_comments_are_not_main_content() -> None:
     assert "Most read" in result.text  # an aside is the model's to judge
     for text in ("3 Responses", "I read this twice", "The diversion", "Thanks to the engineers"):
         assert text not in result.text, text
-    assert result.removed == {"comment_block": 4}
+    # ... and the wholly linked blocks of the menu, breadcrumb, aside and footer, by
+    # without_linked_chrome (the aside's heading, not a link, stays).
+    assert result.removed == {"comment_block": 4, "link_dense_block": 10}
     shipped = extract(analyse(html, structure=True).marked.decode())
     assert "The diversion" not in shipped.text and "Council workers" in shipped.text
 
