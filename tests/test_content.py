@@ -23,6 +23,7 @@ from warcdeboil.content import (
     THREAD_COMMENT_CHARS,
     ContentModel,
     comment_roles,
+    copied_blocks,
     extract,
     extract_blocks,
     feature_columns,
@@ -33,6 +34,7 @@ from warcdeboil.content import (
     load_model,
     select_blocks,
     split_blocks,
+    without_linked_chrome,
 )
 from warcdeboil.dom import ROLE_COMMENTS, analyse, plain_text
 from warcdeboil.errors import ConfigError
@@ -138,6 +140,68 @@ def test_teaser_and_repetition_features() -> None:
     assert story == [pytest.approx(math.log1p(2))] * 2  # <div class=more> and <div class=story>
 
 
+# Three paragraphs of an article, and the same text again in one piece (a hidden articleBody).
+COPY_PARAGRAPHS = (
+    "The harbour authority reopened the north pier on Monday after three weeks of repairs to "
+    "the timber decking that the January storms had torn loose along its outer half.",
+    "Fishing boats had been mooring at the south quay in the meantime, which meant a longer "
+    "walk for the crews and a queue at the only crane able to lift the day's catch.",
+    "The repairs cost less than the council had set aside, and the remaining money will go "
+    "towards new lighting on the promenade before the summer season begins in June.",
+)
+
+
+def _copy_page(copy: str) -> list:
+    html = ("<html><body><main>" + "".join(f"<p>{p}</p>" for p in COPY_PARAGRAPHS)
+            + f"</main><div class='body-copy'>{copy}</div></body></html>")
+    return split_blocks(analyse(html, structure=True).marked.decode())
+
+
+def test_a_copy_of_the_article_in_one_piece_goes() -> None:
+    blocks = _copy_page(" ".join(COPY_PARAGRAPHS))
+    keep_all = ContentModel((0.0,) * len(FEATURE_NAMES), 10.0, 0.5)
+    assert copied_blocks(blocks, [True] * len(blocks)) == [False, False, False, True]
+    result = extract_blocks(blocks, keep_all)
+    assert [b.text for b in result.blocks] == list(COPY_PARAGRAPHS)
+    assert result.removed == {"copied_block": 1}
+    # A block the model dropped is no source: the copy is then the first and stays.
+    assert copied_blocks(blocks, [False, False, False, True]) == [False] * 4
+
+
+def test_a_paragraph_repeated_from_one_block_stays() -> None:
+    # A lead repeated by the article's first paragraph copies one block only: both stay (gold
+    # texts keep both), as does a block that shares a few words with the text before it.
+    assert copied_blocks(_copy_page(COPY_PARAGRAPHS[1]), [True] * 4) == [False] * 4
+    unrelated = ("The harbour authority reopened the north pier on Monday, and a new ferry "
+                 "timetable starts next week with two more sailings to the islands each day.")
+    assert copied_blocks(_copy_page(unrelated), [True] * 4) == [False] * 4
+
+
+def _linked_aside_page(prose: bool) -> list:
+    # Prose: a paragraph of 150 characters or more (see is_listing).
+    paragraphs = ((" ".join(COPY_PARAGRAPHS[:2]), COPY_PARAGRAPHS[2]) if prose
+                  else ("Opening times", "Monday to Friday, 9 to 5"))
+    html = ("<html><body><main>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</main>"
+            "<aside><p><a href='/a'>Council approves a second ferry route to the islands after "
+            "a year of talks</a></p><p>Read <a href='/b'>the ferry timetable</a> for the new "
+            "sailings</p></aside></body></html>")
+    return split_blocks(analyse(html, structure=True).marked.decode())
+
+
+def test_wholly_linked_blocks_of_an_aside_go_on_a_page_with_prose() -> None:
+    keep_all = ContentModel((0.0,) * len(FEATURE_NAMES), 10.0, 0.5)
+    blocks = _linked_aside_page(prose=True)
+    assert [b.text[:12] for b in blocks][-2:] == ["Council appr", "Read the fer"]
+    keep, _ = judge(blocks, keep_all)
+    assert keep == [True, True, False, True]  # the partly linked line is the model's
+    assert without_linked_chrome(blocks, [True] * 4) == keep
+    result = extract_blocks(blocks, keep_all)
+    assert result.removed == {"link_dense_block": 1}
+    # A page without prose is a listing: its linked items are its content and stay.
+    listing = _linked_aside_page(prose=False)
+    assert judge(listing, keep_all)[0] == [True] * 4
+
+
 def test_readers_comments_are_not_main_content() -> None:
     comments = "".join(
         f"<div class='comment'><p>{text}</p></div>" for text in (
@@ -159,7 +223,9 @@ def test_readers_comments_are_not_main_content() -> None:
     assert "Most read" in result.text  # an aside is the model's to judge
     for text in ("3 Responses", "I read this twice", "The diversion", "Thanks to the engineers"):
         assert text not in result.text, text
-    assert result.removed == {"comment_block": 4}
+    # ... and the wholly linked blocks of the menu, breadcrumb, aside and footer, by
+    # without_linked_chrome (the aside's heading, not a link, stays).
+    assert result.removed == {"comment_block": 4, "link_dense_block": 10}
     shipped = extract(analyse(html, structure=True).marked.decode())
     assert "The diversion" not in shipped.text and "Council workers" in shipped.text
 

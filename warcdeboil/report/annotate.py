@@ -2,10 +2,10 @@
 
 The cleaning of :func:`warcdeboil.apply.clean_page` told over again for the report: the same
 template subtrees and slots cut (outermost first, as :func:`warcdeboil.dom.remove_template` cuts
-them), the same blocks judged (repeated blocks; in content mode the model's verdict and readers'
-comments), but every block is kept in document order with its verdict instead of only the kept
-ones. The kept blocks joined by newlines are the text the run wrote (the tests hold the two equal
-page by page), so what the report shows is what the outputs hold.
+them), the same blocks judged (repeated blocks; in content mode the model's verdict, readers'
+comments and copies of kept text), but every block is kept in document order with its verdict
+instead of only the kept ones. The kept blocks joined by newlines are the text the run wrote (the
+tests hold the two equal page by page), so what the report shows is what the outputs hold.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from ..apply import Mode
 from ..content import (
     COMMENT_BLOCK,
+    COPIED_BLOCK,
     REPEATED_BLOCK,
     Block,
     ContentModel,
+    copied_blocks,
     judge,
     removal_reason,
     repeated_blocks,
@@ -42,7 +44,7 @@ SLOT = "template_slots"
 # Every reason a block can go for, in the order the report lists them (the keys of the JSONL
 # output's ``removed`` field).
 REASONS = (SUBTREE, SLOT, REPEATED_BLOCK, "link_dense_block", "short_block",
-           "low_content_block", COMMENT_BLOCK)
+           "low_content_block", COMMENT_BLOCK, COPIED_BLOCK)
 _LINE_BYTES = LINE.encode()
 
 
@@ -94,12 +96,17 @@ def _verdicts(
     if mode is not Mode.CONTENT:
         return [REPEATED_BLOCK if rep else None for rep in again]
     keep, dropped_roles = judge(blocks, model)
+    final = [ok and not rep and not block.roles & dropped_roles
+             for block, ok, rep in zip(blocks, keep, again, strict=True)]
+    copies = copied_blocks(blocks, final)
     verdicts: list[str | None] = []
-    for block, ok, rep in zip(blocks, keep, again, strict=True):
-        if ok and not rep and not block.roles & dropped_roles:
+    for block, ok, rep, last, copy in zip(blocks, keep, again, final, copies, strict=True):
+        if last and not copy:
             verdicts.append(None)
         elif rep:
             verdicts.append(REPEATED_BLOCK)
+        elif copy:
+            verdicts.append(COPIED_BLOCK)
         elif ok:
             verdicts.append(COMMENT_BLOCK)
         else:
