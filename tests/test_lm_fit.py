@@ -173,10 +173,10 @@ def test_a_given_models_scores_made_while_cleaning_are_those_read_back(
     two_languages: Path, tmp_path: Path
 ) -> None:
     """With a given model the stage scores each page as it cleans it: the very perplexities
-    and languages that scoring its store of cleaned pages afterwards (as --lm auto does)
-    gives."""
+    and languages that scoring its store of cleaned pages afterwards gives."""
+    from warcdeboil.cleanstore import iter_cleaned_store
     from warcdeboil.lm_filter import LmSettings
-    from warcdeboil.lm_fit import _score, _ScoreJob, cleaned_store_path, read_scores, scores_path
+    from warcdeboil.lm_fit import _Scores, cleaned_store_path, read_scores, scores_path
 
     model = tmp_path / "en.lm"
     LanguageModel.train([" ".join(_WORDS["en"].split()) + "."] * 5).save(model)
@@ -184,8 +184,11 @@ def test_a_given_models_scores_made_while_cleaning_are_those_read_back(
     _clean(two_languages, tmp_path / "out", "--lm", str(model), "--perplexity-buckets",
            "--work-dir", str(work))
     again = tmp_path / "again.npz"
-    found = _score(_ScoreJob(str(cleaned_store_path(work, 0)), str(again),
-                             LmSettings(str(model), buckets=True)))
+    scores = _Scores(LmSettings(str(model), buckets=True))
+    for page in iter_cleaned_store(cleaned_store_path(work, 0)):
+        scores.add(page)
+    scores.write(again)
+    found = scores.found
     walked = list(read_scores(scores_path(work, 0)))
     assert walked == list(read_scores(again))
     assert len(walked) == 80 and {language for _, _, language in walked} == {"en", "de"}
@@ -314,3 +317,18 @@ def test_duplicates_dropped_before_the_stored_scores(tmp_path: Path,
     assert sum(summary["duplicates"]["dropped"].values()) == len(copies)
     assert dropped == [p for p in marked if p["duplicate_of"] is None]
     assert {p["url"] for p in dropped} == {url for url, _ in pages}
+
+
+def test_auto_scores_from_the_training_units_are_pass_2s(two_languages: Path,
+                                                          tmp_path: Path) -> None:
+    """--lm auto scores each page from the units its half's training kept, before pass 2;
+    asked for each line's score, pass 2 scores the pages itself: the same perplexities to the
+    last bit, and the same buckets (computed from the stage's scores in both runs)."""
+    stage = _jsonl_of(two_languages, tmp_path / "stage", "--perplexity-buckets")
+    again = _jsonl_of(two_languages, tmp_path / "again", "--perplexity-buckets",
+                      "--line-perplexity")
+    assert [(p["perplexity"], p["perplexity_bucket"]) for p in stage] == [
+        (p["perplexity"], p["perplexity_bucket"]) for p in again]
+    assert all(p["perplexity"] is not None for p in stage) and len(stage) == 80
+    plain = _jsonl_of(two_languages, tmp_path / "plain")
+    assert [p["perplexity"] for p in plain] == [p["perplexity"] for p in stage]

@@ -942,7 +942,8 @@ def clean(
 
             ids = {p: i for i, p in enumerate(paths)}
             cleaned = [cleaned_store_path(work, ids[p]) for p, _ in todo]
-            if options.lm is not None and options.lm.bucketed:
+            if options.lm is not None and (options.lm.bucketed or (
+                    options.lm.auto and not options.lm.needs_lines)):
                 scored = [scores_path(work, ids[p]) for p, _ in todo]
         if options.dedup_stage:
             summary.dedup = find_duplicates(work, profiles, len(paths), options, progress,
