@@ -281,14 +281,16 @@ def test_spark_gives_the_local_scores_and_buckets(spark, two_archives: Path, tmp
     assert {p["language"] for p in pages} == {"en", "de"}
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "jsonl"])
 @pytest.mark.parametrize("mode", ["content", "template"])
 def test_pages_written_from_the_stage_are_those_pass_2_would_clean(
-    two_languages: Path, tmp_path: Path, mode: str
+    two_languages: Path, tmp_path: Path, mode: str, fmt: str
 ) -> None:
     """Pass 2 takes the pages the stage cleaned (lm_fit's cleaned store): every field but the
-    scores is what a run without a model writes, Markdown (made from the blocks) included."""
-    _clean(two_languages, tmp_path / "plain", "-f", "markdown", "--mode", mode)
-    summary = _clean(two_languages, tmp_path / "auto", "-f", "markdown", "--mode", mode,
+    scores is what a run without a model writes, Markdown (made from the blocks) included; for
+    JSONL the store keeps each block's text and kind only (headings and lists the same)."""
+    _clean(two_languages, tmp_path / "plain", "-f", fmt, "--mode", mode)
+    summary = _clean(two_languages, tmp_path / "auto", "-f", fmt, "--mode", mode,
                      "--lm", "auto", "--perplexity-buckets")
     plain, scored = jsonl_pages(tmp_path / "plain"), jsonl_pages(tmp_path / "auto")
     assert any(p["perplexity"] is not None for p in scored)

@@ -114,6 +114,7 @@ class _TextJob:
     # --lm auto, scored before pass 2: each page's ordinal, language and half go to ``scores``
     # (perplexities to come from the training units, :func:`_cross_score`).
     pages: bool = False
+    lean: bool = False  # the cleaned store keeps each block's text and kind only
 
 
 @dataclass
@@ -159,7 +160,7 @@ def _spill_texts(job: _TextJob, report: Callable[[int, int], None] | None = None
     walk = _Walk(job)
     batch: list[tuple[PageEntry, str, SiteProfile | None]] = []
     try:
-        with CleanedStoreWriter(Path(job.cleaned)) as kept, walk:
+        with CleanedStoreWriter(Path(job.cleaned), job.lean) as kept, walk:
             for entry in iter_page_store(Path(job.store)):
                 site = keyer(entry.url)
                 batch.append((entry, site, profiles.get(site) if profiles is not None and site
@@ -466,13 +467,16 @@ def prepare_lm(
     workers: int,
     run_jobs: Callable[..., list[Any]],
     sign: Sequence[SignJob] | None = None,
+    blocks: bool = True,
 ) -> tuple[LmSettings, LmStats]:
     """The run's models (``--lm auto``) and each language's percentiles (buckets), from the
     page stores of pass 1; the settings pass 2 is to use. ``run_jobs(func, jobs, workers,
     on_done, stage=, name=)`` runs jobs as the pipeline does (a pool of processes).
 
     ``sign`` (one per store, for the same profiles, partitions and site key): the duplicate
-    stage's signing, done by the same walk of each page store; the stage then only decides."""
+    stage's signing, done by the same walk of each page store; the stage then only decides.
+    ``blocks`` False: pass 2 reads only the text and kind of the pages' blocks (not Markdown
+    output), which is then all their store keeps."""
     lm_dir = work_dir / "lm"
     shutil.rmtree(lm_dir, ignore_errors=True)
     spill_dir = lm_dir / "texts"
@@ -487,7 +491,7 @@ def prepare_lm(
                      str(spill_dir), i,
                      str(profiles_dir) if profiles_dir else None, partitions, site_key, mode,
                      settings if score_now else None, str(scores_path(work_dir, i)),
-                     sign[i] if sign is not None else None, cross)
+                     sign[i] if sign is not None else None, cross, not blocks)
             for i, store in enumerate(stores)]
     walked = run_jobs(_spill_texts, jobs, workers, lambda _: None, stage="lm texts",
                       name=lambda job: job.store)

@@ -985,7 +985,8 @@ def _with_run_models(options: Options, stores: list[Path], work: Path, profiles:
     assert options.lm is not None
     settings, stats = prepare_lm(options.lm, stores, work, profiles, options.partitions,
                                  options.site_key, options.effective_mode, options.worker_count,
-                                 _run_jobs, sign)
+                                 _run_jobs, sign,
+                                 blocks=options.format is OutputFormat.MARKDOWN)
     log.info("perplexity: pages by language %s", stats.pages)
     return replace(options, lm=settings)
 

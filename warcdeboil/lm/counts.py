@@ -48,7 +48,15 @@ class CountTable:
 
     def merge(self, keys: np.ndarray, contexts: np.ndarray, suffixes: np.ndarray,
               counts: np.ndarray, units: np.ndarray | None = None) -> None:
-        """Add a chunk's counts (its keys sorted and distinct)."""
+        """Add a chunk's counts (its keys sorted and distinct), which an empty table takes as
+        they are (the arrays are the chunk's own)."""
+        if not len(self.keys):
+            self.keys, self.contexts, self.suffixes, self.counts = keys, contexts, suffixes, counts
+            if units is not None:
+                self.units = units
+            if len(self.keys) > self.capacity:
+                self.prune()
+            return
         at = np.searchsorted(self.keys, keys)
         known = at < len(self.keys)
         known[known] = self.keys[at[known]] == keys[known]
