@@ -334,3 +334,31 @@ def test_auto_scores_from_the_training_units_are_pass_2s(two_languages: Path,
     assert all(p["perplexity"] is not None for p in stage) and len(stage) == 80
     plain = _jsonl_of(two_languages, tmp_path / "plain")
     assert [p["perplexity"] for p in plain] == [p["perplexity"] for p in stage]
+
+
+def test_auto_stage_scores_every_input_and_leaves_unscored_pages_null(
+    tmp_path: Path, write_archive: ArchiveBuilder
+) -> None:
+    """Two inputs, English pages in both, two German pages (too little text for models of
+    their own) and a page without text: the stage's scores land on their own pages in each
+    input, null for the pages no model scores, and are those pass 2 gives when it scores the
+    pages itself (asked for line scores)."""
+    pages = _pages("en", 30, 4) + _pages("de", 2, 5)
+    pages.append(("http://empty.example/", "<html><body><nav>Home</nav></body></html>"))
+    random.Random(8).shuffle(pages)
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    for name, part in (("a", pages[:14]), ("b", pages[14:])):
+        write_archive(crawl / f"{name}.warc.gz",
+                      [warc_record("response", url, http_response(html.encode()))
+                       for url, html in part], Codec.GZIP)
+    _clean(crawl, tmp_path / "stage", "--lm", "auto")
+    _clean(crawl, tmp_path / "pass2", "--lm", "auto", "--line-perplexity")
+    stage = {p["url"]: p for p in jsonl_pages(tmp_path / "stage")}
+    again = {p["url"]: p for p in jsonl_pages(tmp_path / "pass2")}
+    assert len(stage) == len(pages) == len(again)
+    for url, page in stage.items():
+        assert page["perplexity"] == again[url]["perplexity"], url
+        scored = page["language"] == "en"
+        assert (page["perplexity"] is not None) is scored, (url, page["language"])
+    assert sum(p["language"] == "de" for p in stage.values()) == 2
