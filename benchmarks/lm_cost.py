@@ -13,6 +13,8 @@ The first call makes a work directory (``--work``, kept): a content-mode run wit
 - ``stage``: the stage before pass 2 for buckets with a given model (``lm_fit.prepare_lm``: the
   pages cleaned and stored, their language, every page scored), on a copy of the work directory.
 - ``train``: one model of ``--lm auto``: the English pages of half 0, as the stage trains it.
+- ``auto``: the stage before pass 2 for ``--lm auto`` (no buckets): the pages cleaned and
+  stored, two models a language trained, every page scored with the other half's model.
 - ``stages``: ``stage`` and the duplicate stage's signing of the pages (``--dedup mark``, JSONL's
   default), as a run does both: in one walk of the page store where ``prepare_lm`` takes the
   signing jobs (``sign=``), else the signing after the stage (``dedup.stage.sign_file``), so
@@ -43,7 +45,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("archive", type=Path)
     parser.add_argument("--model", type=Path, required=True, help="a given model (lm train)")
-    parser.add_argument("--part", choices=["none", "score", "stage", "stages", "train"],
+    parser.add_argument("--part", choices=["none", "score", "stage", "stages", "train", "auto"],
                         required=True)
     parser.add_argument("--work", type=Path, default=Path("lm-cost-work"))
     args = parser.parse_args()
@@ -69,7 +71,7 @@ def main() -> None:
             batch = pages[i:i + 256]
             scorer.score_many([(page[2], page[3]) for page in batch],
                               [page[1] for page in batch])
-    elif args.part in ("stage", "stages"):
+    elif args.part in ("stage", "stages", "auto"):
         with tempfile.TemporaryDirectory(prefix="warcdeboil-lmcost-") as tmp:
             work = Path(tmp) / "work"
             shutil.copytree(args.work, work)
@@ -78,9 +80,13 @@ def main() -> None:
             sign = [SignJob(str(store), str(signatures_dir(work / "dedup")), 0,
                             str(work / "profiles"), DEFAULT_PARTITIONS, SiteKeyMode.HOST)]
             one_walk = "sign" in inspect.signature(prepare_lm).parameters
-            extra = {"sign": sign} if args.part == "stages" and one_walk else {}
+            extra: dict[str, object] = {"sign": sign} if args.part == "stages" and one_walk else {}
+            if "blocks" in inspect.signature(prepare_lm).parameters:
+                extra["blocks"] = False  # as a JSONL run's stage (its lean store of pages)
+            settings = (LmSettings("auto") if args.part == "auto"
+                        else LmSettings(str(args.model), buckets=True))
             start = time.process_time()
-            prepare_lm(LmSettings(str(args.model), buckets=True), [store], work,
+            prepare_lm(settings, [store], work,
                        work / "profiles", DEFAULT_PARTITIONS, SiteKeyMode.HOST, Mode.CONTENT, 1,
                        _run_jobs, **extra)
             if args.part == "stages" and not one_walk:

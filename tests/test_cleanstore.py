@@ -43,3 +43,25 @@ def test_the_text_is_stored_once(page: Cleaned, stored: bool) -> None:
     fields = json.loads(_encode(page).decode("utf-8", "surrogatepass"))
     assert (fields[2] == page[2].text) is stored
     assert fields[2] is None or stored
+
+
+def test_a_lean_store_keeps_each_blocks_text_and_kind(tmp_path: Path) -> None:
+    """What JSONL reads of the blocks (text, kind; the text joined from them) comes back from a
+    lean store, every other field of the pages too; the blocks' other fields are left out."""
+    path = tmp_path / "f000000.cleaned"
+    with CleanedStoreWriter(path, lean=True) as store:
+        for page in PAGES:
+            store.add(page)
+    back = list(iter_cleaned_store(path))
+    for page, came in zip(PAGES, back, strict=True):
+        assert came[:3] == page[:3] and came[4:] == page[4:]
+        if page[3] is None:
+            assert came[3] is None
+            continue
+        assert came[3] is not None
+        assert [(b.text, b.kind) for b in came[3].blocks] == [(b.text, b.kind)
+                                                             for b in page[3].blocks]
+        assert came[3].removed == page[3].removed and came[3].text == page[3].text
+        assert all((b.chars, b.ancestors, b.marked) == (0, (), "") for b in came[3].blocks)
+    fields = json.loads(_encode(PAGES[0], lean=True).decode("utf-8", "surrogatepass"))
+    assert fields[6] == [["Héllo wörld", 1], ["A line\ud800 with a lone surrogate", 0]]

@@ -173,10 +173,10 @@ def test_a_given_models_scores_made_while_cleaning_are_those_read_back(
     two_languages: Path, tmp_path: Path
 ) -> None:
     """With a given model the stage scores each page as it cleans it: the very perplexities
-    and languages that scoring its store of cleaned pages afterwards (as --lm auto does)
-    gives."""
+    and languages that scoring its store of cleaned pages afterwards gives."""
+    from warcdeboil.cleanstore import iter_cleaned_store
     from warcdeboil.lm_filter import LmSettings
-    from warcdeboil.lm_fit import _score, _ScoreJob, cleaned_store_path, read_scores, scores_path
+    from warcdeboil.lm_fit import _Scores, cleaned_store_path, read_scores, scores_path
 
     model = tmp_path / "en.lm"
     LanguageModel.train([" ".join(_WORDS["en"].split()) + "."] * 5).save(model)
@@ -184,8 +184,11 @@ def test_a_given_models_scores_made_while_cleaning_are_those_read_back(
     _clean(two_languages, tmp_path / "out", "--lm", str(model), "--perplexity-buckets",
            "--work-dir", str(work))
     again = tmp_path / "again.npz"
-    found = _score(_ScoreJob(str(cleaned_store_path(work, 0)), str(again),
-                             LmSettings(str(model), buckets=True)))
+    scores = _Scores(LmSettings(str(model), buckets=True))
+    for page in iter_cleaned_store(cleaned_store_path(work, 0)):
+        scores.add(page)
+    scores.write(again)
+    found = scores.found
     walked = list(read_scores(scores_path(work, 0)))
     assert walked == list(read_scores(again))
     assert len(walked) == 80 and {language for _, _, language in walked} == {"en", "de"}
@@ -278,14 +281,16 @@ def test_spark_gives_the_local_scores_and_buckets(spark, two_archives: Path, tmp
     assert {p["language"] for p in pages} == {"en", "de"}
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "jsonl"])
 @pytest.mark.parametrize("mode", ["content", "template"])
 def test_pages_written_from_the_stage_are_those_pass_2_would_clean(
-    two_languages: Path, tmp_path: Path, mode: str
+    two_languages: Path, tmp_path: Path, mode: str, fmt: str
 ) -> None:
     """Pass 2 takes the pages the stage cleaned (lm_fit's cleaned store): every field but the
-    scores is what a run without a model writes, Markdown (made from the blocks) included."""
-    _clean(two_languages, tmp_path / "plain", "-f", "markdown", "--mode", mode)
-    summary = _clean(two_languages, tmp_path / "auto", "-f", "markdown", "--mode", mode,
+    scores is what a run without a model writes, Markdown (made from the blocks) included; for
+    JSONL the store keeps each block's text and kind only (headings and lists the same)."""
+    _clean(two_languages, tmp_path / "plain", "-f", fmt, "--mode", mode)
+    summary = _clean(two_languages, tmp_path / "auto", "-f", fmt, "--mode", mode,
                      "--lm", "auto", "--perplexity-buckets")
     plain, scored = jsonl_pages(tmp_path / "plain"), jsonl_pages(tmp_path / "auto")
     assert any(p["perplexity"] is not None for p in scored)
@@ -314,3 +319,46 @@ def test_duplicates_dropped_before_the_stored_scores(tmp_path: Path,
     assert sum(summary["duplicates"]["dropped"].values()) == len(copies)
     assert dropped == [p for p in marked if p["duplicate_of"] is None]
     assert {p["url"] for p in dropped} == {url for url, _ in pages}
+
+
+def test_auto_scores_from_the_training_units_are_pass_2s(two_languages: Path,
+                                                          tmp_path: Path) -> None:
+    """--lm auto scores each page from the units its half's training kept, before pass 2;
+    asked for each line's score, pass 2 scores the pages itself: the same perplexities to the
+    last bit, and the same buckets (computed from the stage's scores in both runs)."""
+    stage = _jsonl_of(two_languages, tmp_path / "stage", "--perplexity-buckets")
+    again = _jsonl_of(two_languages, tmp_path / "again", "--perplexity-buckets",
+                      "--line-perplexity")
+    assert [(p["perplexity"], p["perplexity_bucket"]) for p in stage] == [
+        (p["perplexity"], p["perplexity_bucket"]) for p in again]
+    assert all(p["perplexity"] is not None for p in stage) and len(stage) == 80
+    plain = _jsonl_of(two_languages, tmp_path / "plain")
+    assert [p["perplexity"] for p in plain] == [p["perplexity"] for p in stage]
+
+
+def test_auto_stage_scores_every_input_and_leaves_unscored_pages_null(
+    tmp_path: Path, write_archive: ArchiveBuilder
+) -> None:
+    """Two inputs, English pages in both, two German pages (too little text for models of
+    their own) and a page without text: the stage's scores land on their own pages in each
+    input, null for the pages no model scores, and are those pass 2 gives when it scores the
+    pages itself (asked for line scores)."""
+    pages = _pages("en", 30, 4) + _pages("de", 2, 5)
+    pages.append(("http://empty.example/", "<html><body><nav>Home</nav></body></html>"))
+    random.Random(8).shuffle(pages)
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    for name, part in (("a", pages[:14]), ("b", pages[14:])):
+        write_archive(crawl / f"{name}.warc.gz",
+                      [warc_record("response", url, http_response(html.encode()))
+                       for url, html in part], Codec.GZIP)
+    _clean(crawl, tmp_path / "stage", "--lm", "auto")
+    _clean(crawl, tmp_path / "pass2", "--lm", "auto", "--line-perplexity")
+    stage = {p["url"]: p for p in jsonl_pages(tmp_path / "stage")}
+    again = {p["url"]: p for p in jsonl_pages(tmp_path / "pass2")}
+    assert len(stage) == len(pages) == len(again)
+    for url, page in stage.items():
+        assert page["perplexity"] == again[url]["perplexity"], url
+        scored = page["language"] == "en"
+        assert (page["perplexity"] is not None) is scored, (url, page["language"])
+    assert sum(p["language"] == "de" for p in stage.values()) == 2

@@ -7,6 +7,13 @@ is a page's :class:`~warcdeboil.dom.CleanText`, its kept blocks (every field, so
 very blocks it would have made), its removal counts and its text's language with the confidence
 in it (pass 2 does not identify it again), as JSON, zstd-compressed, length-prefixed (no
 pickle: a work directory must not be able to run code).
+
+A lean store keeps of each block only its text and kind, all that JSONL and WET-style output
+read of them (headings, lists, the text; the line filter keeps or drops whole blocks): half the
+JSON, and on dragnet 0.11 of the 0.23 CPU-s the store cost to write and read back
+(``benchmarks/results/lm-cost-2026-11-25b.md``). Markdown output renders every field of the
+blocks, so its runs keep them all. A lean store's blocks read back with zeros and empty
+values in the other fields.
 """
 
 from __future__ import annotations
@@ -32,14 +39,15 @@ pass 2 then does not ask again)."""
 _FRAME = struct.Struct("<I")
 
 
-def _encode(cleaned: Cleaned) -> bytes:
+def _encode(cleaned: Cleaned, lean: bool = False) -> bytes:
     ordinal, url, text, content, removed_blocks, language, confidence = cleaned
     blocks = None
     removed = None
     whole: str | None = text.text
     if content is not None:
-        blocks = [[b.text, b.kind, b.chars, b.link_chars, list(b.ancestors), b.marked, b.roles,
-                   b.link_first] for b in content.blocks]
+        blocks = ([[b.text, b.kind] for b in content.blocks] if lean else
+                  [[b.text, b.kind, b.chars, b.link_chars, list(b.ancestors), b.marked, b.roles,
+                    b.link_first] for b in content.blocks])
         removed = content.removed
         if whole == content.text:
             whole = None  # the blocks' text joined (as clean_page makes it): not stored twice
@@ -54,8 +62,11 @@ def _decode(raw: bytes) -> Cleaned:
      confidence) = json.loads(raw.decode("utf-8", "surrogatepass"))
     content = None
     if blocks is not None:
-        content = Extraction([Block(t, k, c, lc, tuple(a), m, r, lf)
-                              for t, k, c, lc, a, m, r, lf in blocks], dict(counts))
+        if blocks and len(blocks[0]) == 2:  # a lean store's
+            content = Extraction([Block(t, k, 0, 0, ()) for t, k in blocks], dict(counts))
+        else:
+            content = Extraction([Block(t, k, c, lc, tuple(a), m, r, lf)
+                                  for t, k, c, lc, a, m, r, lf in blocks], dict(counts))
         if text is None:
             text = content.text
     return (ordinal, url, CleanText(text, removed, slots), content, removed_blocks, language,
@@ -63,14 +74,16 @@ def _decode(raw: bytes) -> Cleaned:
 
 
 class CleanedStoreWriter(SideFileWriter):
-    """Appends cleaned pages to one input file's store (a context manager, atomic)."""
+    """Appends cleaned pages to one input file's store (a context manager, atomic); ``lean``:
+    of each block, its text and kind only."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, lean: bool = False) -> None:
         super().__init__(path)
         self._compressor = zstandard.ZstdCompressor(level=1)
+        self._lean = lean
 
     def add(self, cleaned: Cleaned) -> None:
-        blob = self._compressor.compress(_encode(cleaned))
+        blob = self._compressor.compress(_encode(cleaned, self._lean))
         self._fh.write(_FRAME.pack(len(blob)) + blob)
 
 

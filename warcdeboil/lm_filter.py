@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .lm import LanguageModel
 
 __all__ = ["AUTO", "BUCKETS", "LINE_REASON", "LmSettings", "PageScore", "PageScorer",
-           "bucket_of", "check_model", "load_model", "url_half"]
+           "bucket_of", "check_model", "load_model", "page_perplexity", "url_half"]
 
 LINE_REASON = "perplexity_lines"  # the key of lines dropped in a page's ``removed``
 AUTO = "auto"  # --lm auto: the run trains its own models, one a language (see lm_fit)
@@ -65,6 +65,11 @@ class LmSettings:
         return self.buckets or self.keep_buckets is not None
 
     @property
+    def needs_lines(self) -> bool:
+        """Whether pass 2 needs each line's score (else a page's perplexity is enough)."""
+        return self.line_scores or self.max_line is not None
+
+    @property
     def filters(self) -> bool:
         return (self.max_line is not None or self.max_page is not None
                 or self.keep_buckets is not None)
@@ -92,6 +97,26 @@ def url_half(url: str) -> int:
     """
     digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return digest[0] & 1
+
+
+def page_perplexity(sums: np.ndarray, counts: np.ndarray, max_line: float | None = None,
+                    ) -> float | None:
+    """The ``perplexity`` ``PageScorer`` gives a page whose lines have these sums of log10 p
+    and numbers of units predicted (``LanguageModel.line_log10_probs``), its lines above
+    ``max_line`` dropped; None for a page without a unit."""
+    import numpy as np
+
+    spoken = counts > 1  # a line with a unit: an empty line is </s> alone
+    if max_line is not None:
+        spoken &= ~(np.power(10.0, -sums / counts) > max_line)
+    return _perplexity(sums, counts, spoken)
+
+
+def _perplexity(sums: np.ndarray, counts: np.ndarray, spoken: np.ndarray) -> float | None:
+    """10 ** -(mean log10 p) over the units of the ``spoken`` lines (the same sums in the same
+    order wherever a page is scored: its perplexity is the same to the last bit)."""
+    units = int(counts[spoken].sum())
+    return float(10.0 ** (-sums[spoken].sum() / units)) if units else None
 
 
 def bucket_of(perplexity: float | None, head: float, middle: float) -> str | None:
@@ -310,8 +335,7 @@ class PageScorer:
                     text = "\n".join(line for line, k in zip(text.split("\n"), keep.tolist(),
                                                              strict=True) if k)
                 cleaned = CleanText(text, cleaned.removed, cleaned.slots)
-        units = int(counts[spoken].sum())
-        perplexity = float(10.0 ** (-sums[spoken].sum() / units)) if units else None
+        perplexity = _perplexity(sums, counts, spoken)
         lines = None
         if settings.line_scores:
             lines = [float(s) if k else None for s, k in zip(scores.tolist(), spoken.tolist(),
@@ -323,7 +347,7 @@ class PageScorer:
     @property
     def needs_lines(self) -> bool:
         """Whether pass 2 needs each line's score (else a page's perplexity is enough)."""
-        return self.settings.line_scores or self.settings.max_line is not None
+        return self.settings.needs_lines
 
     def scored(self, cleaned: CleanText, content: Extraction | None, perplexity: float | None,
                language: str) -> PageScore:

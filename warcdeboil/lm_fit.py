@@ -19,7 +19,11 @@ The pages cleaned here are kept (:mod:`.cleanstore`) with their language, and so
 perplexities: pass 2 writes them from there without cleaning them again, identifying their
 language again, nor scoring them again unless it needs each line's score
 (``--line-perplexity``, ``--max-line-perplexity``). With a given model the pages are scored as
-they are cleaned; with ``--lm auto``, once the models are trained, from the kept pages.
+they are cleaned (for buckets). With ``--lm auto`` (unless pass 2 needs each line's score and no
+bucket is asked for), each model's training keeps the units it split its texts into
+(:mod:`.unitstore`), and once both halves' models are trained each half's pages are scored from
+those units with the other half's model (:func:`_cross_score`): no text is split into units a
+second time.
 
 One walk of the page stores serves the duplicate stage too (``prepare_lm(sign=)``, when both
 run): what each page's template removes is found once, for a batch of pages
@@ -44,19 +48,22 @@ from typing import TYPE_CHECKING, Any
 import zstandard
 
 from .apply import Mode, clean_page
-from .cleanstore import Cleaned, CleanedStoreWriter, iter_cleaned_store
+from .cleanstore import Cleaned, CleanedStoreWriter
 from .dedup.detect import SignatureWriter
 from .dedup.stage import SIGN_BATCH, doomed_of, sign_batch
 from .duplicates import SignJob
 from .errors import WorkDirError
 from .fit import SiteProfile
 from .language import identify
-from .lm_filter import LmSettings, PageScorer, url_half
+from .lm_filter import LmSettings, PageScorer, load_model, page_perplexity, url_half
 from .pagestore import PageEntry, iter_page_store
 from .profiles import ProfileReader
 from .sitekey import SiteKeyer, SiteKeyMode
+from .unitstore import UnitStoreWriter, iter_unit_chunks, text_lines
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .lm import LanguageModel
 
 __all__ = ["HEAD_PERCENTILE", "MIDDLE_PERCENTILE", "MIN_TRAINING_CHARS", "LmStats",
@@ -104,6 +111,10 @@ class _TextJob:
     # The duplicate stage's signing of this input, done in the same walk of the page store
     # (the pages' template cuts found once for both); None: the duplicate stage signs it.
     sign: SignJob | None = None
+    # --lm auto, scored before pass 2: each page's ordinal, language and half go to ``scores``
+    # (perplexities to come from the training units, :func:`_cross_score`).
+    pages: bool = False
+    lean: bool = False  # the cleaned store keeps each block's text and kind only
 
 
 @dataclass
@@ -120,13 +131,14 @@ class _TrainJob:
     language: str
     half: int
     model: str
+    units: str = ""  # where the training text's units go to be scored (""; not kept)
 
 
 @dataclass(frozen=True)
-class _ScoreJob:
-    cleaned: str  # the input's cleaned store
-    scores: str  # where its pages' perplexities go
-    settings: LmSettings
+class _CrossScoreJob:
+    units: str  # the units of one language and half's texts (:mod:`.unitstore`)
+    model: str  # the model of the language trained on the other half
+    max_line: float | None  # --max-line-perplexity: lines above it do not count
 
 
 def cleaned_store_path(work_dir: Path, file_id: int) -> Path:
@@ -148,7 +160,7 @@ def _spill_texts(job: _TextJob, report: Callable[[int, int], None] | None = None
     walk = _Walk(job)
     batch: list[tuple[PageEntry, str, SiteProfile | None]] = []
     try:
-        with CleanedStoreWriter(Path(job.cleaned)) as kept, walk:
+        with CleanedStoreWriter(Path(job.cleaned), job.lean) as kept, walk:
             for entry in iter_page_store(Path(job.store)):
                 site = keyer(entry.url)
                 batch.append((entry, site, profiles.get(site) if profiles is not None and site
@@ -162,6 +174,9 @@ def _spill_texts(job: _TextJob, report: Callable[[int, int], None] | None = None
             profiles.close()
     if walk.scores is not None:
         walk.scores.write(Path(job.scores))
+    if job.pages:  # no perplexity yet: the training units' scores fill them in (prepare_lm)
+        write_scores(Path(job.scores), walk.ordinals, [None] * len(walk.ordinals),
+                     walk.languages, walk.halves)
     return _Walked(walk.counts, walk.scores.found if walk.scores is not None else None)
 
 
@@ -179,6 +194,10 @@ class _Walk:
         self.scores = _Scores(job.score) if job.score is not None else None
         self.signer = (SignatureWriter(Path(job.sign.directory), job.sign.part)
                        if job.sign is not None else None)
+        # Each page's ordinal, language and half (-1: no language), with job.pages.
+        self.ordinals: list[int] = []
+        self.languages: list[str] = []
+        self.halves: list[int] = []
 
     def __enter__(self) -> _Walk:
         return self
@@ -207,16 +226,20 @@ class _Walk:
             kept.add(page)
             if self.scores is not None:
                 self.scores.add(page)
-            if language:
-                self._spill(entry.url, cleaning.cleaned.text, language)
+            half = self._spill(entry.url, cleaning.cleaned.text, language) if language else -1
+            if self.job.pages:
+                self.ordinals.append(entry.ordinal)
+                self.languages.append(language)
+                self.halves.append(half)
 
-    def _spill(self, url: str, text: str, language: str) -> None:
-        """Count the text and, for training (--lm auto), write it to its spill file."""
+    def _spill(self, url: str, text: str, language: str) -> int:
+        """Count the text and, for training (--lm auto), write it to its spill file; its half
+        of the pages."""
         key = (language, url_half(url))
         pages, chars = self.counts.get(key, (0, 0))
         self.counts[key] = (pages + 1, chars + len(text))
         if not self.job.spill:
-            return
+            return key[1]
         writer = self.writers.get(key)
         if writer is None:
             path = _spill_file(self.job.spill_dir, *key, self.job.file_id)
@@ -226,6 +249,7 @@ class _Walk:
                 open(path, "wb"))  # noqa: SIM115 - closed by close()
         blob = text.encode("utf-8", "surrogatepass")
         writer.write(_FRAME.pack(len(blob)) + blob)
+        return key[1]
 
 
 
@@ -258,31 +282,62 @@ def _texts_of(spill_dir: str, language: str, half: int) -> Iterator[str]:
         yield from _read_spill(path)
 
 
-def train_run_model(texts: Iterable[str]) -> LanguageModel:
+def train_run_model(texts: Iterable[str],
+                    keep: Callable[[list[str], np.ndarray], None] | None = None,
+                    ) -> LanguageModel:
     """A model of the run's own text (``--lm auto``, both engines): the word model alone. A run
     scores pages and lines with the word model only; the character model and the noise
     calibration serve ``line_noise_scores``, which no run calls, and cost a third of a model's
-    training (and one text in ``noise.HOLD_OUT_EVERY`` held out of the word counts)."""
+    training (and one text in ``noise.HOLD_OUT_EVERY`` held out of the word counts).
+    ``keep``: given each chunk's units as counted (``NgramCounts``)."""
     from .lm import LanguageModel
 
-    return LanguageModel.train(texts, chars=False)
+    return LanguageModel.train(texts, chars=False, keep=keep)
 
 
 def _train(job: _TrainJob, report: Callable[[int, int], None] | None = None) -> str:
-    train_run_model(_texts_of(job.spill_dir, job.language, job.half)).save(job.model)
+    texts = _texts_of(job.spill_dir, job.language, job.half)
+    if not job.units:
+        train_run_model(texts).save(job.model)
+        return job.model
+    with UnitStoreWriter(Path(job.units)) as kept:
+        model = train_run_model(kept.texts(texts), kept.add)
+    model.save(job.model)
     return job.model
 
 
-def _score(job: _ScoreJob, report: Callable[[int, int], None] | None = None,
-           ) -> dict[str, list[float]]:
-    """Score one input's cleaned pages as pass 2 would; keep each page's perplexity for pass 2
-    (:func:`write_scores`) and return them by language (pages without a score or language
-    left out)."""
-    scores = _Scores(job.settings)
-    for page in iter_cleaned_store(Path(job.cleaned)):
-        scores.add(page)
-    scores.write(Path(job.scores))
-    return scores.found
+def _cross_score(job: _CrossScoreJob, report: Callable[[int, int], None] | None = None,
+                 ) -> np.ndarray:
+    """The perplexity (NaN: none) of each text of one language and half, in their order, under
+    the model of the other half: what pass 2's ``PageScorer`` gives its page, bit for bit (the
+    same rows, log10 p, sums by line and ``page_perplexity``), from the units its training kept
+    (:mod:`.unitstore`), a chunk at a time."""
+    import numpy as np
+
+    model = load_model(job.model)
+    lines = text_lines(Path(job.units))
+    ends = np.cumsum(lines).tolist()
+    values = np.full(len(lines), np.nan)
+    sums = np.empty(0)
+    counts = np.empty(0, np.int64)
+    done = 0  # lines before those in sums and counts
+    text = 0
+    for names, numbers in iter_unit_chunks(Path(job.units)):
+        chunk_sums, chunk_counts = model.rows_log10_probs(model.rows_of_units(names)[numbers])
+        sums = np.concatenate([sums, chunk_sums]) if len(sums) else chunk_sums
+        counts = np.concatenate([counts, chunk_counts]) if len(counts) else chunk_counts
+        start = 0
+        while text < len(ends) and ends[text] - done <= len(sums):
+            end = ends[text] - done
+            value = page_perplexity(sums[start:end], counts[start:end], job.max_line)
+            if value is not None:
+                values[text] = value
+            start = end
+            text += 1
+        sums, counts, done = sums[start:], counts[start:], done + start
+    if text < len(ends) or len(sums):
+        raise WorkDirError(f"{job.units}: its units do not match its texts' lines")
+    return values
 
 
 class _Scores:
@@ -329,16 +384,46 @@ def scores_path(work_dir: Path, file_id: int) -> Path:
     return work_dir / "lm" / "scores" / f"f{file_id:06d}.npz"
 
 
-def write_scores(path: Path, ordinals: list[int], values: list[float | None],
-                 languages: list[str]) -> None:
-    """Each page's ordinal, perplexity (NaN: no score) and language, as numpy arrays."""
+def write_scores(path: Path, ordinals: list[int], values: list[float | None] | np.ndarray,
+                 languages: list[str] | np.ndarray, halves: list[int] | None = None) -> None:
+    """Each page's ordinal, perplexity (NaN: no score) and language, as numpy arrays; with
+    ``halves``, its half of the pages too (-1: no language), for :func:`_fill_scores`."""
     import numpy as np
 
     path.parent.mkdir(parents=True, exist_ok=True)
+    perplexities = (values if isinstance(values, np.ndarray)
+                    else np.array([np.nan if v is None else v for v in values], np.float64))
+    arrays = {"ordinals": np.array(ordinals, np.int64), "perplexities": perplexities,
+              "languages": np.array(languages, dtype=str)}
+    if halves is not None:
+        arrays["halves"] = np.array(halves, np.int8)
     with open(path, "wb") as fh:
-        np.savez(fh, ordinals=np.array(ordinals, np.int64),
-                 perplexities=np.array([np.nan if v is None else v for v in values], np.float64),
-                 languages=np.array(languages, dtype=str))
+        np.savez(fh, **arrays)  # type: ignore[arg-type]
+
+
+def _fill_scores(path: Path, scored: dict[tuple[str, int], Iterator[float]],
+                 found: dict[str, list[float]]) -> None:
+    """An input's page scores (:func:`write_scores` with halves and no perplexity yet) filled
+    in from each language and half's scores in page order (``scored``: every input's, in
+    input order, consumed as far as this one's pages go); the scores added to ``found`` by
+    language."""
+    import numpy as np
+
+    try:
+        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
+            ordinals, languages = data["ordinals"], data["languages"]
+            halves = data["halves"]
+    except (OSError, KeyError, ValueError) as exc:
+        raise WorkDirError(f"{path}: unreadable page scores ({exc})") from exc
+    values = np.full(len(ordinals), np.nan)
+    for (language, half), source in scored.items():
+        mine = np.flatnonzero((languages == language) & (halves == half))
+        taken = np.fromiter(source, np.float64, count=len(mine))
+        values[mine] = taken
+        known = taken[~np.isnan(taken)]
+        if len(known):
+            found.setdefault(language, []).extend(known.tolist())
+    write_scores(path, ordinals.tolist(), values, languages)
 
 
 def read_scores(path: Path) -> Iterator[tuple[int, float | None, str]]:
@@ -382,13 +467,16 @@ def prepare_lm(
     workers: int,
     run_jobs: Callable[..., list[Any]],
     sign: Sequence[SignJob] | None = None,
+    blocks: bool = True,
 ) -> tuple[LmSettings, LmStats]:
     """The run's models (``--lm auto``) and each language's percentiles (buckets), from the
     page stores of pass 1; the settings pass 2 is to use. ``run_jobs(func, jobs, workers,
     on_done, stage=, name=)`` runs jobs as the pipeline does (a pool of processes).
 
     ``sign`` (one per store, for the same profiles, partitions and site key): the duplicate
-    stage's signing, done by the same walk of each page store; the stage then only decides."""
+    stage's signing, done by the same walk of each page store; the stage then only decides.
+    ``blocks`` False: pass 2 reads only the text and kind of the pages' blocks (not Markdown
+    output), which is then all their store keeps."""
     lm_dir = work_dir / "lm"
     shutil.rmtree(lm_dir, ignore_errors=True)
     spill_dir = lm_dir / "texts"
@@ -396,11 +484,14 @@ def prepare_lm(
     models_dir.mkdir(parents=True)
     # With a given model, pages are scored as they are cleaned (not read back to be scored).
     score_now = settings.bucketed and not settings.auto
+    # With --lm auto, from the units the training split them into: for buckets, and for pass 2
+    # unless it needs each line's score (it then scores the pages itself).
+    cross = settings.auto and (settings.bucketed or not settings.needs_lines)
     jobs = [_TextJob(str(store), str(cleaned_store_path(work_dir, i)), settings.auto,
                      str(spill_dir), i,
                      str(profiles_dir) if profiles_dir else None, partitions, site_key, mode,
                      settings if score_now else None, str(scores_path(work_dir, i)),
-                     sign[i] if sign is not None else None)
+                     sign[i] if sign is not None else None, cross, not blocks)
             for i, store in enumerate(stores)]
     walked = run_jobs(_spill_texts, jobs, workers, lambda _: None, stage="lm texts",
                       name=lambda job: job.store)
@@ -417,26 +508,35 @@ def prepare_lm(
     if settings.auto:
         stats.trained = [lang for lang in languages if all(
             totals.get((lang, h), (0, 0))[1] >= MIN_TRAINING_CHARS for h in (0, 1))]
-        train = [_TrainJob(str(spill_dir), lang, h, str(models_dir / f"{lang}.{h}.lm"))
+        units_dir = lm_dir / "units"
+        train = [_TrainJob(str(spill_dir), lang, h, str(models_dir / f"{lang}.{h}.lm"),
+                           str(units_dir / f"{lang}.{h}.units") if cross else "")
                  for lang in stats.trained for h in (0, 1)]
         run_jobs(_train, train, workers, lambda _: None, stage="lm train",
                  name=lambda job: f"{job.language} (half {job.half})")
         settings = replace(settings, trained=tuple(
             (job.language, job.half, job.model) for job in train))
         log.info("language models trained: %s", ", ".join(stats.trained) or "none")
-    if settings.bucketed:
-        if score_now:
-            found = [done.scores for done in walked]
-        else:
-            score_jobs = [_ScoreJob(str(cleaned_store_path(work_dir, i)),
-                                    str(scores_path(work_dir, i)), settings)
-                          for i in range(len(stores))]
-            found = run_jobs(_score, score_jobs, workers, lambda _: None, stage="lm score",
-                             name=lambda job: job.cleaned)
-        by_language: dict[str, list[float]] = {}
-        for scores in found:
-            for language, values in scores.items():
+    by_language: dict[str, list[float]] = {}
+    if cross:
+        # Each half's texts scored by the other half's model, from the units its training kept.
+        score_jobs = [_CrossScoreJob(job.units, str(models_dir / f"{job.language}.{1 - job.half}"
+                                                    ".lm"), settings.max_line) for job in train]
+        done = run_jobs(_cross_score, score_jobs, workers, lambda _: None, stage="lm score",
+                        name=lambda job: job.units)
+        scored = {(job.language, job.half): iter(values.tolist())
+                  for job, values in zip(train, done, strict=True)}
+        for i in range(len(stores)):
+            _fill_scores(scores_path(work_dir, i), scored, by_language)
+        if any(next(values, None) is not None for values in scored.values()):
+            raise WorkDirError(f"{lm_dir}: more page scores than pages: delete the work "
+                               "directory")
+        shutil.rmtree(units_dir, ignore_errors=True)
+    elif score_now:
+        for done_walk in walked:
+            for language, values in (done_walk.scores or {}).items():
                 by_language.setdefault(language, []).extend(values)
+    if settings.bucketed:
         settings = replace(settings, limits=tuple(
             (language, *percentile_limits(values))
             for language, values in sorted(by_language.items()) if values))

@@ -942,7 +942,8 @@ def clean(
 
             ids = {p: i for i, p in enumerate(paths)}
             cleaned = [cleaned_store_path(work, ids[p]) for p, _ in todo]
-            if options.lm is not None and options.lm.bucketed:
+            if options.lm is not None and (options.lm.bucketed or (
+                    options.lm.auto and not options.lm.needs_lines)):
                 scored = [scores_path(work, ids[p]) for p, _ in todo]
         if options.dedup_stage:
             summary.dedup = find_duplicates(work, profiles, len(paths), options, progress,
@@ -984,7 +985,8 @@ def _with_run_models(options: Options, stores: list[Path], work: Path, profiles:
     assert options.lm is not None
     settings, stats = prepare_lm(options.lm, stores, work, profiles, options.partitions,
                                  options.site_key, options.effective_mode, options.worker_count,
-                                 _run_jobs, sign)
+                                 _run_jobs, sign,
+                                 blocks=options.format is OutputFormat.MARKDOWN)
     log.info("perplexity: pages by language %s", stats.pages)
     return replace(options, lm=settings)
 

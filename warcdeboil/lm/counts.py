@@ -14,7 +14,7 @@ them anyway.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,7 +48,15 @@ class CountTable:
 
     def merge(self, keys: np.ndarray, contexts: np.ndarray, suffixes: np.ndarray,
               counts: np.ndarray, units: np.ndarray | None = None) -> None:
-        """Add a chunk's counts (its keys sorted and distinct)."""
+        """Add a chunk's counts (its keys sorted and distinct), which an empty table takes as
+        they are (the arrays are the chunk's own)."""
+        if not len(self.keys):
+            self.keys, self.contexts, self.suffixes, self.counts = keys, contexts, suffixes, counts
+            if units is not None:
+                self.units = units
+            if len(self.keys) > self.capacity:
+                self.prune()
+            return
         at = np.searchsorted(self.keys, keys)
         known = at < len(self.keys)
         known[known] = self.keys[at[known]] == keys[known]
@@ -101,10 +109,16 @@ class NgramCounts:
     entries per order above 1 and ``vocabulary`` units."""
 
     def __init__(self, order: int = 3, capacity: int = DEFAULT_CAPACITY,
-                 vocabulary: int = DEFAULT_VOCABULARY) -> None:
+                 vocabulary: int = DEFAULT_VOCABULARY,
+                 keep: Callable[[list[str], np.ndarray], None] | None = None) -> None:
+        """``keep``: called with each chunk of text as it is counted: its distinct units and
+        the number of each of its units among them, ``LINE``'s first, last and at every line
+        break (empty lines kept), so that the same text can be scored without being split
+        into units again."""
         if order < 1 or capacity < 4 or vocabulary < 4:
             raise ValueError("order must be at least 1, capacity and vocabulary at least 4")
         self.order = order
+        self.keep = keep
         self.tables = [CountTable(k, vocabulary if k == 1 else capacity)
                        for k in range(1, order + 1)]
         self.units_seen = 0  # units and line ends counted (the words of the training text)
@@ -130,6 +144,8 @@ class NgramCounts:
         """Count one chunk of text."""
         found = split_units(text)
         if not found:
+            if self.keep is not None:  # one line without a unit: <s> </s>
+                self.keep([LINE], np.zeros(2, np.intp))
             return
         distinct, ids, numbers = numbered_units(found)
         line = len(distinct) - 1 if distinct[-1] == LINE else distinct.index(LINE)
@@ -137,6 +153,8 @@ class NgramCounts:
         number = np.empty(len(found) + 2, dtype=np.intp)
         number[0] = number[-1] = line
         number[1:-1] = numbers
+        if self.keep is not None:  # every line, the empty ones included (as scoring reads it)
+            self.keep(distinct, number)
         repeated = np.zeros(len(number), dtype=bool)
         repeated[1:] = (number[1:] == line) & (number[:-1] == line)
         number = number[~repeated]
@@ -213,15 +231,15 @@ def _key_order(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _pieces(text: str, size: int) -> list[str]:
     """A text cut at line ends into pieces of about ``size`` characters (a chunk's arrays are
-    what training holds besides its tables: one huge page must not make one huge chunk)."""
+    what training holds besides its tables: one huge page must not make one huge chunk), the
+    pieces' lines the text's (an empty last line included: a unit store counts them)."""
     if len(text) <= size:
         return [text]
     pieces, start = [], 0
-    while start < len(text):
-        end = text.find("\n", start + size)
-        end = len(text) if end < 0 else end
+    while (end := text.find("\n", start + size)) >= 0:
         pieces.append(text[start:end])
         start = end + 1
+    pieces.append(text[start:])
     return pieces
 
 

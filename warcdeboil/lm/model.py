@@ -11,7 +11,7 @@ import io
 import json
 import os
 import zipfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -132,14 +132,16 @@ class LanguageModel:
               capacity: int = DEFAULT_CAPACITY, vocabulary: int = DEFAULT_VOCABULARY,
               min_counts: Sequence[int] | None = None, chars: bool = True,
               char_order: int = DEFAULT_CHAR_ORDER,
-              char_sample: int = DEFAULT_CHAR_SAMPLE) -> LanguageModel:
+              char_sample: int = DEFAULT_CHAR_SAMPLE,
+              keep: Callable[[list[str], np.ndarray], None] | None = None) -> LanguageModel:
         """Train on texts (each line a sentence), counts bounded to ``capacity`` n-grams an
         order and ``vocabulary`` units; ``min_counts`` as in ``kneserney.estimate`` (default
         ``DEFAULT_MIN_COUNTS``). With ``chars``, a character model of order ``char_order`` is
         trained beside it on one text in ``char_sample`` (the first one included; its tables
         hold at most ``chars.DEFAULT_CHAR_CAPACITY`` entries), and one
-        text in ``noise.HOLD_OUT_EVERY`` is held out of both to calibrate the noise score."""
-        counts = NgramCounts(order, capacity, vocabulary)
+        text in ``noise.HOLD_OUT_EVERY`` is held out of both to calibrate the noise score.
+        ``keep``: given the units of each chunk of text as counted (``NgramCounts``)."""
+        counts = NgramCounts(order, capacity, vocabulary, keep)
         char_capacity = min(capacity, DEFAULT_CHAR_CAPACITY)
         char_counts = NgramCounts(char_order, char_capacity, vocabulary) if chars else None
         held: list[str] | None = [] if chars else None
@@ -185,6 +187,26 @@ class LanguageModel:
         """Unigram rows of the units of ``text``, as ``units.token_ids`` gives their ids: the
         vocabulary is looked up in a dictionary, with no hashing of the text (a third of the
         time of scoring a page, measured)."""
+        found = split_units(text)
+        rows = np.empty(len(found) + 2, np.int64)
+        rows[1:-1] = self.rows_of_units(found)
+        rows[0] = rows[-1] = line = self._unit_index()[LINE]
+        if keep_empty:
+            return rows
+        boundary = rows == line
+        repeated = np.zeros(len(rows), bool)
+        repeated[1:] = boundary[1:] & boundary[:-1]
+        kept = rows[~repeated]
+        return kept if len(kept) > 1 else rows[:2]  # an empty text is still <s> </s>
+
+    def rows_of_units(self, found: Sequence[str]) -> np.ndarray:
+        """The unigram row of each unit of ``found`` (``units.split_units``'): ``LINE`` the
+        boundary's, a unit the model does not know ``<unk>``'s."""
+        return np.fromiter(map(self._unit_index().get, found, repeat(self._unk_row)), np.int64,
+                           count=len(found))
+
+    def _unit_index(self) -> dict[str, int]:
+        """Unit -> unigram row, made on first use."""
         index = self._index
         if index is None:
             index = self._index = dict(zip(self.vocabulary, range(len(self.vocabulary)),
@@ -193,18 +215,7 @@ class LanguageModel:
             index[LINE] = int(boundary)
             index.pop("</s>", None)
             index.pop("<unk>", None)
-        found = split_units(text)
-        rows = np.empty(len(found) + 2, np.int64)
-        rows[0] = rows[-1] = index[LINE]
-        rows[1:-1] = np.fromiter(map(index.get, found, repeat(self._unk_row)), np.int64,
-                                 count=len(found))
-        if keep_empty:
-            return rows
-        boundary = rows == index[LINE]
-        repeated = np.zeros(len(rows), bool)
-        repeated[1:] = boundary[1:] & boundary[:-1]
-        kept = rows[~repeated]
-        return kept if len(kept) > 1 else rows[:2]  # an empty text is still <s> </s>
+        return index
 
     def _log10_probs(self, rows: np.ndarray) -> np.ndarray:
         first = self.levels[0]
@@ -236,7 +247,11 @@ class LanguageModel:
     def line_log10_probs(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """Per line of ``text`` (split at ``\\n``, empty lines included): the sum of log10 p
         and the number of units predicted (its units and ``</s>``)."""
-        rows = self.unit_rows(text, keep_empty=True)
+        return self.rows_log10_probs(self.unit_rows(text, keep_empty=True))
+
+    def rows_log10_probs(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``line_log10_probs`` of a text given as its unigram rows (``unit_rows`` with
+        ``keep_empty``: a boundary's row first, last and for each line break)."""
         logp = self._log10_probs(rows)
         line = np.cumsum(rows[:-1] == rows[0]) - 1  # the line of each predicted unit
         lines = int(line[-1]) + 1 if len(line) else 0
@@ -451,3 +466,8 @@ class _LazyVocabulary(Sequence[str]):
 
     def __getitem__(self, index: Any) -> Any:
         return self._list()[index]
+
+    def __iter__(self) -> Iterator[str]:
+        # The list's own iterator: Sequence's calls __getitem__ a unit at a time (a model's
+        # index of its units, made before its first score, took three times as long).
+        return iter(self._list())
