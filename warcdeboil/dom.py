@@ -31,6 +31,7 @@ from selectolax.lexbor import LexborNode as Node
 from xxhash import xxh3_64_intdigest
 
 __all__ = [
+    "BLOCK_RUN_SPLIT",
     "BLOCK_SPLIT",
     "CANDIDATE_TAGS",
     "INLINE_MARKS",
@@ -260,6 +261,11 @@ _SPACED_ROLE_MARK_BYTES = re.compile(b" \xef\xb7[\xa1-\xaa]")
 # of blocks uses these two: the fit's digests, content.split_blocks, remove_repeated.
 _BLOCK_MARKS = "\ufdd0-\ufdd2\ufdd5-\ufddb\ufddd\ufdde\ufde1-\ufdea"  # a character class's body
 BLOCK_SPLIT = re.compile(f"([{_BLOCK_MARKS}])")
+# The same boundaries, but each run of marks with only spaces between them as one (captured,
+# texts at even indexes): the texts between runs are those BLOCK_SPLIT gives less the blank ones,
+# each with the spaces before and after it. Splitting at single marks made three matches and
+# pieces out of four that were never text (content.split_blocks).
+BLOCK_RUN_SPLIT = re.compile(f"([{_BLOCK_MARKS}](?:[ {_BLOCK_MARKS}]*[{_BLOCK_MARKS}])?)")
 INLINE_MARKS = (LINK_OPEN, LINK_CLOSE, CELL, STRONG, EMPHASIS)
 # A run of block boundaries and the spaces between them, where only the texts between runs
 # matter: four in five of the texts between single marks are blank (marks follow marks), and
