@@ -353,6 +353,56 @@ def test_calibration_and_frequencies_survive_the_model_file(tmp_path: Path) -> N
     assert again.line_noise_scores(lines) == model.line_noise_scores(lines)
 
 
+def _held_calibration(model: LanguageModel, texts: list[str], names: tuple[str, ...],
+                      layout: tuple[tuple[str, ...], ...] = ()) -> tuple[
+                          tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray] | None]:
+    """The groups of the ``names`` signals of the first 400 texts' lines, as an older file
+    holds them, and with a ``layout``, its tests' groups."""
+    held = [line for text in texts[:400] for line in text.split("\n")]
+    chosen = [SIGNALS.index(name) for name in names]
+    values, lengths = line_signals(model, "\n".join(held))
+    groups = _fit_groups(values[:, chosen], lengths)
+    if not layout:
+        return groups, None
+    return groups, _fit_groups(_test_sums(_surprises(groups, values[:, chosen], lengths), names,
+                                          layout), lengths)
+
+
+def _write_as_version(source: Path, target: Path, version: int,
+                      calibration: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray],
+                                                                  dict[str, object]]:
+    """``source``'s model written to ``target`` as a file of ``version`` with ``calibration``'s
+    arrays (version 3: no tests); the arrays and the model's own meta, to write more."""
+    with np.load(source) as data:
+        arrays = {name: data[name] for name in data.files
+                  if version > 3 or not name.startswith("noise.tests")}
+    meta = json.loads(bytes(arrays["meta"]).decode())
+    arrays["meta"] = np.frombuffer(json.dumps({**meta, "version": version}).encode(), np.uint8)
+    arrays.update(calibration)
+    with open(target, "wb") as fh:
+        np.savez(fh, **arrays)
+    return arrays, meta
+
+
+def _scores_of(most: np.ndarray, groups: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """A line's noise score from its most extreme surprise: one minus the share, past the
+    held-out lines' reach by the slower approach to 1."""
+    limit = np.log10(max(group.shape[1] for group in groups) + 1)
+    return 1.0 - np.power(10.0, -np.minimum(most, limit)) / (
+        1 + np.log(10) * np.maximum(most - limit, 0))
+
+
+def _older_expected(model: LanguageModel, lines: list[str], names: tuple[str, ...],
+                    layout: tuple[tuple[str, ...], ...],
+                    groups: tuple[np.ndarray, np.ndarray],
+                    tests: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """The scores an older file with these signals and tests gives ``lines``."""
+    signals, units = line_signals(model, "\n".join(lines))
+    sums = _test_sums(_surprises(groups, signals[:, [SIGNALS.index(name) for name in names]],
+                                 units), names, layout)
+    return _scores_of(_surprises(tests, sums, units).max(axis=1), groups)
+
+
 def test_a_version_3_model_scores_by_its_five_signals(tmp_path: Path) -> None:
     # A file of version 3: five signals calibrated, no tests; it loads, and scores each line
     # by the most extreme of those five surprises, as it did.
@@ -360,30 +410,20 @@ def test_a_version_3_model_scores_by_its_five_signals(tmp_path: Path) -> None:
     model = LanguageModel.train(texts)
     assert model.calibration is not None
     model.save(tmp_path / "m.lm")
-    legacy = [SIGNALS.index(name) for name in LEGACY]
-    held = [line for text in texts[:400] for line in text.split("\n")]
-    values, lengths = line_signals(model, "\n".join(held))
-    groups = _fit_groups(values[:, legacy], lengths)
-    with np.load(tmp_path / "m.lm") as data:
-        arrays = {name: data[name] for name in data.files if not name.startswith("noise.tests")}
-    meta = json.loads(bytes(arrays["meta"]).decode())
-    arrays["meta"] = np.frombuffer(json.dumps({**meta, "version": 3}).encode(), np.uint8)
-    arrays.update({"noise.short": groups[0], "noise.long": groups[1]})
-    with open(tmp_path / "v3.lm", "wb") as fh:
-        np.savez(fh, **arrays)
+    groups, _ = _held_calibration(model, texts, LEGACY)
+    arrays, meta = _write_as_version(tmp_path / "m.lm", tmp_path / "v3.lm", 3,
+                                     {"noise.short": groups[0], "noise.long": groups[1]})
     old = LanguageModel.load(tmp_path / "v3.lm")
     assert old.calibration is not None and old.calibration.tests is None
     lines = ["The cat sat on the mat.", "Home | News | Sport", "mat cat the on sat",
              "The dog sat by the door and it was warm."]
     signals, units = line_signals(model, "\n".join(lines))
-    surprises = _surprises(groups, signals[:, legacy], units)
+    surprises = _surprises(groups, signals[:, [SIGNALS.index(name) for name in LEGACY]], units)
     assert surprises.shape == (4, len(LEGACY))
-    # One minus the share, past the held-out lines' reach by the slower approach to 1.
     most = surprises.max(axis=1)
     limit = np.log10(max(group.shape[1] for group in old.calibration.groups) + 1)
-    expected = 1.0 - np.power(10.0, -np.minimum(most, limit)) / (
-        1 + np.log(10) * np.maximum(most - limit, 0))
     assert most.max() > limit  # the menu and the shuffled line are past it
+    expected = _scores_of(most, old.calibration.groups)
     assert old.line_noise_scores(lines) == pytest.approx(expected.tolist(), rel=1e-12)
     # Five signals' arrays under this version's tests: damaged, and said so.
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
@@ -403,31 +443,17 @@ def test_a_version_4_model_scores_by_its_seven_signals_and_tests(tmp_path: Path)
     texts = _sentences(HOLD_OUT_EVERY * 300, 6)
     model = LanguageModel.train(texts)
     model.save(tmp_path / "m.lm")
-    held = [line for text in texts[:400] for line in text.split("\n")]
-    signals, units = line_signals(model, "\n".join(held))
     names, layout = VERSION_4
-    seven = signals[:, [SIGNALS.index(name) for name in names]]
-    groups = _fit_groups(seven, units)
-    tests = _fit_groups(_test_sums(_surprises(groups, seven, units), names, layout), units)
-    with np.load(tmp_path / "m.lm") as data:
-        arrays = {name: data[name] for name in data.files}
-    meta = json.loads(bytes(arrays["meta"]).decode())
-    arrays["meta"] = np.frombuffer(json.dumps({**meta, "version": 4}).encode(), np.uint8)
-    arrays.update({"noise.short": groups[0], "noise.long": groups[1],
-                   "noise.tests.short": tests[0], "noise.tests.long": tests[1]})
-    with open(tmp_path / "v4.lm", "wb") as fh:
-        np.savez(fh, **arrays)
+    groups, tests = _held_calibration(model, texts, names, layout)
+    assert tests is not None
+    arrays, meta = _write_as_version(tmp_path / "m.lm", tmp_path / "v4.lm", 4, {
+        "noise.short": groups[0], "noise.long": groups[1],
+        "noise.tests.short": tests[0], "noise.tests.long": tests[1]})
     old = LanguageModel.load(tmp_path / "v4.lm")
     assert old.calibration is not None
     assert old.calibration.signals == names and old.calibration.layout == layout
     lines = ["The cat sat on the mat.", "Home | News | Sport", "xq7vz kpl0w zzyx qmt4r wq9"]
-    line, length = line_signals(model, "\n".join(lines))
-    sums = _test_sums(_surprises(groups, line[:, [SIGNALS.index(name) for name in names]],
-                                 length), names, layout)
-    most = _surprises(tests, sums, length).max(axis=1)
-    limit = np.log10(max(group.shape[1] for group in groups) + 1)
-    expected = 1.0 - np.power(10.0, -np.minimum(most, limit)) / (
-        1 + np.log(10) * np.maximum(most - limit, 0))
+    expected = _older_expected(model, lines, names, layout, groups, tests)
     assert old.line_noise_scores(lines) == pytest.approx(expected.tolist(), rel=1e-12)
     assert old.line_noise_scores(lines) != model.line_noise_scores(lines)
     # Seven signals under this version's file: damaged, and said so.
@@ -446,31 +472,17 @@ def test_a_version_5_model_scores_by_its_eight_signals_and_tests(tmp_path: Path)
     texts = _sentences(HOLD_OUT_EVERY * 300, 7)
     model = LanguageModel.train(texts)
     model.save(tmp_path / "m.lm")
-    held = [line for text in texts[:400] for line in text.split("\n")]
     names, layout = VERSION_5
-    chosen = [SIGNALS.index(name) for name in names]
-    values, lengths = line_signals(model, "\n".join(held))
-    groups = _fit_groups(values[:, chosen], lengths)
-    tests = _fit_groups(_test_sums(_surprises(groups, values[:, chosen], lengths), names,
-                                   layout), lengths)
-    with np.load(tmp_path / "m.lm") as data:
-        arrays = {name: data[name] for name in data.files}
-    meta = json.loads(bytes(arrays["meta"]).decode())
-    arrays["meta"] = np.frombuffer(json.dumps({**meta, "version": 5}).encode(), np.uint8)
-    arrays.update({"noise.short": groups[0], "noise.long": groups[1],
-                   "noise.tests.short": tests[0], "noise.tests.long": tests[1]})
-    with open(tmp_path / "v5.lm", "wb") as fh:
-        np.savez(fh, **arrays)
+    groups, tests = _held_calibration(model, texts, names, layout)
+    assert tests is not None
+    _write_as_version(tmp_path / "m.lm", tmp_path / "v5.lm", 5, {
+        "noise.short": groups[0], "noise.long": groups[1],
+        "noise.tests.short": tests[0], "noise.tests.long": tests[1]})
     old = LanguageModel.load(tmp_path / "v5.lm")
     assert old.calibration is not None
     assert old.calibration.signals == names and old.calibration.layout == layout
     lines = ["The cat sat on the mat.", "Home | News | Sport", "xq7vz kpl0w zzyx qmt4r",
              "Red - dog - xq7vz - kpl0w - zzyx", "Cat sat on the door"]
-    signals, units = line_signals(model, "\n".join(lines))
-    sums = _test_sums(_surprises(groups, signals[:, chosen], units), names, layout)
-    most = _surprises(tests, sums, units).max(axis=1)
-    limit = np.log10(max(group.shape[1] for group in groups) + 1)
-    expected = 1.0 - np.power(10.0, -np.minimum(most, limit)) / (
-        1 + np.log(10) * np.maximum(most - limit, 0))
+    expected = _older_expected(model, lines, names, layout, groups, tests)
     assert old.line_noise_scores(lines) == pytest.approx(expected.tolist(), rel=1e-12)
     assert old.line_noise_scores(lines) != model.line_noise_scores(lines)

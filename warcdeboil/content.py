@@ -55,6 +55,7 @@ __all__ = [
     "FEATURE_NAMES",
     "REPEATED_BLOCK",
     "block_features",
+    "block_verdicts",
     "comment_roles",
     "context_columns",
     "copied_blocks",
@@ -460,9 +461,9 @@ def _weighted_sum(
     summation), so a score is, to the last bit, what Python 3.11's ``sum`` of a row gives (from
     3.12, ``sum`` compensates its rounding: scores no longer depend on the Python version). A
     ``sum`` per row was 13 % of pass 2's instructions on dragnet (first stage: 0.22 ms a page,
-    now 0.13). A column of zeros
-    adds nothing and is left out (a role or kind no block has); exact, as x + 0.0 == x for
-    every x but -0.0, and a sum that starts from a non-zero bias, or from 0.0, is never -0.0.
+    now 0.13). A column of zeros adds nothing and is left out (a role or kind no block has);
+    exact, as x + 0.0 == x for every x but -0.0, and a sum that starts from a non-zero bias,
+    or from 0.0, is never -0.0.
     """
     used = [(column, weight) for column, weight in zip(columns, weights, strict=True)
             if weight and (any(column) or not math.isfinite(weight))]
@@ -844,25 +845,40 @@ def extract_blocks(
     :func:`comment_roles` and :func:`is_thread`). Then a kept block that copies what was kept
     before it from several blocks goes (:func:`copied_blocks`).
     """
+    kept: list[Block] = []
+    removed: dict[str, int] = {}
+    for block, reason in zip(blocks, block_verdicts(blocks, model, repeated=repeated),
+                             strict=True):
+        if reason is None:
+            kept.append(block)
+        else:
+            removed[reason] = removed.get(reason, 0) + 1
+    return Extraction(kept, removed)
+
+
+def block_verdicts(
+    blocks: list[Block], model: ContentModel | None = None, *, repeated: Collection[int] = ()
+) -> list[str | None]:
+    """Why each block goes, as :func:`extract_blocks` decides it (None: kept): the site
+    repeats it, it copies kept text, it is a reader's comment the model kept, or the model
+    dropped it (:func:`removal_reason`). The run and the report (``report.annotate``) both
+    read these."""
     keep, dropped_roles = judge(blocks, model)
     is_repeated = repeated_blocks(blocks, repeated)
     final = [ok and not again and not block.roles & dropped_roles
              for block, ok, again in zip(blocks, keep, is_repeated, strict=True)]
     copies = copied_blocks(blocks, final)
-    kept: list[Block] = []
-    removed: dict[str, int] = {}
+    verdicts: list[str | None] = []
     for block, ok, again, last, copy in zip(blocks, keep, is_repeated, final, copies,
                                             strict=True):
         if last and not copy:
-            kept.append(block)
-            continue
-        if again:
-            reason = REPEATED_BLOCK
+            verdicts.append(None)
+        elif again:
+            verdicts.append(REPEATED_BLOCK)
         elif copy:
-            reason = COPIED_BLOCK
+            verdicts.append(COPIED_BLOCK)
         elif ok:  # the model kept it, but it is a reader's comment
-            reason = COMMENT_BLOCK
+            verdicts.append(COMMENT_BLOCK)
         else:
-            reason = removal_reason(block)
-        removed[reason] = removed.get(reason, 0) + 1
-    return Extraction(kept, removed)
+            verdicts.append(removal_reason(block))
+    return verdicts

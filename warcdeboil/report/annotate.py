@@ -20,9 +20,7 @@ from ..content import (
     REPEATED_BLOCK,
     Block,
     ContentModel,
-    copied_blocks,
-    judge,
-    removal_reason,
+    block_verdicts,
     repeated_blocks,
     split_blocks,
 )
@@ -92,26 +90,9 @@ def _verdicts(
 ) -> list[str | None]:
     """Why each block goes (None: kept), as content.extract_blocks and without_repeated
     decide it."""
-    again = repeated_blocks(blocks, repeated)
     if mode is not Mode.CONTENT:
-        return [REPEATED_BLOCK if rep else None for rep in again]
-    keep, dropped_roles = judge(blocks, model)
-    final = [ok and not rep and not block.roles & dropped_roles
-             for block, ok, rep in zip(blocks, keep, again, strict=True)]
-    copies = copied_blocks(blocks, final)
-    verdicts: list[str | None] = []
-    for block, ok, rep, last, copy in zip(blocks, keep, again, final, copies, strict=True):
-        if last and not copy:
-            verdicts.append(None)
-        elif rep:
-            verdicts.append(REPEATED_BLOCK)
-        elif copy:
-            verdicts.append(COPIED_BLOCK)
-        elif ok:
-            verdicts.append(COMMENT_BLOCK)
-        else:
-            verdicts.append(removal_reason(block))
-    return verdicts
+        return [REPEATED_BLOCK if rep else None for rep in repeated_blocks(blocks, repeated)]
+    return block_verdicts(blocks, model, repeated=repeated)
 
 
 def annotate(
