@@ -403,6 +403,37 @@ def _older_expected(model: LanguageModel, lines: list[str], names: tuple[str, ..
     return _scores_of(_surprises(tests, sums, units).max(axis=1), groups)
 
 
+def _older_model_file(tmp_path: Path, version: int, seed: int) -> tuple[
+        LanguageModel, LanguageModel, tuple[np.ndarray, np.ndarray],
+        tuple[np.ndarray, np.ndarray], dict[str, np.ndarray], dict[str, object]]:
+    """A model trained now, and the same model as a file of ``version`` (4 or 5) with that
+    version's calibration, loaded; the calibration's groups and tests, and the file's arrays
+    and the model's own meta (to write more)."""
+    texts = _sentences(HOLD_OUT_EVERY * 300, seed)
+    model = LanguageModel.train(texts)
+    model.save(tmp_path / "m.lm")
+    names, layout = {4: VERSION_4, 5: VERSION_5}[version]
+    groups, tests = _held_calibration(model, texts, names, layout)
+    assert tests is not None
+    arrays, meta = _write_as_version(tmp_path / "m.lm", tmp_path / f"v{version}.lm", version, {
+        "noise.short": groups[0], "noise.long": groups[1],
+        "noise.tests.short": tests[0], "noise.tests.long": tests[1]})
+    old = LanguageModel.load(tmp_path / f"v{version}.lm")
+    assert old.calibration is not None
+    assert old.calibration.signals == names and old.calibration.layout == layout
+    return model, old, groups, tests, arrays, meta
+
+
+def _assert_unreadable_as_this_version(tmp_path: Path, arrays: dict[str, np.ndarray],
+                                       meta: dict[str, object]) -> None:
+    """An older version's calibration under this version's meta: damaged, and said so."""
+    arrays = {**arrays, "meta": np.frombuffer(json.dumps(meta).encode(), np.uint8)}
+    with open(tmp_path / "bad.lm", "wb") as fh:
+        np.savez(fh, **arrays)
+    with pytest.raises(InputError, match="bad.lm: not a readable language model"):
+        LanguageModel.load(tmp_path / "bad.lm")
+
+
 def test_a_version_3_model_scores_by_its_five_signals(tmp_path: Path) -> None:
     # A file of version 3: five signals calibrated, no tests; it loads, and scores each line
     # by the most extreme of those five surprises, as it did.
@@ -426,42 +457,23 @@ def test_a_version_3_model_scores_by_its_five_signals(tmp_path: Path) -> None:
     expected = _scores_of(most, old.calibration.groups)
     assert old.line_noise_scores(lines) == pytest.approx(expected.tolist(), rel=1e-12)
     # Five signals' arrays under this version's tests: damaged, and said so.
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     with np.load(tmp_path / "m.lm") as data:
         arrays.update({name: data[name] for name in data.files
                        if name.startswith("noise.tests")})
-    with open(tmp_path / "bad.lm", "wb") as fh:
-        np.savez(fh, **arrays)
-    with pytest.raises(InputError, match="bad.lm: not a readable language model"):
-        LanguageModel.load(tmp_path / "bad.lm")
+    _assert_unreadable_as_this_version(tmp_path, arrays, meta)
 
 
 def test_a_version_4_model_scores_by_its_seven_signals_and_tests(tmp_path: Path) -> None:
     # A file of version 4: seven signals and that version's four tests (no unseen words). It
     # loads, and scores each line by those tests as that version did; a random string's
     # unseen words, which the version 5 score reads, change nothing there.
-    texts = _sentences(HOLD_OUT_EVERY * 300, 6)
-    model = LanguageModel.train(texts)
-    model.save(tmp_path / "m.lm")
-    names, layout = VERSION_4
-    groups, tests = _held_calibration(model, texts, names, layout)
-    assert tests is not None
-    arrays, meta = _write_as_version(tmp_path / "m.lm", tmp_path / "v4.lm", 4, {
-        "noise.short": groups[0], "noise.long": groups[1],
-        "noise.tests.short": tests[0], "noise.tests.long": tests[1]})
-    old = LanguageModel.load(tmp_path / "v4.lm")
-    assert old.calibration is not None
-    assert old.calibration.signals == names and old.calibration.layout == layout
+    model, old, groups, tests, arrays, meta = _older_model_file(tmp_path, 4, 6)
     lines = ["The cat sat on the mat.", "Home | News | Sport", "xq7vz kpl0w zzyx qmt4r wq9"]
-    expected = _older_expected(model, lines, names, layout, groups, tests)
+    expected = _older_expected(model, lines, *VERSION_4, groups, tests)
     assert old.line_noise_scores(lines) == pytest.approx(expected.tolist(), rel=1e-12)
     assert old.line_noise_scores(lines) != model.line_noise_scores(lines)
     # Seven signals under this version's file: damaged, and said so.
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
-    with open(tmp_path / "bad.lm", "wb") as fh:
-        np.savez(fh, **arrays)
-    with pytest.raises(InputError, match="bad.lm: not a readable language model"):
-        LanguageModel.load(tmp_path / "bad.lm")
+    _assert_unreadable_as_this_version(tmp_path, arrays, meta)
 
 
 def test_a_version_5_model_scores_by_its_eight_signals_and_tests(tmp_path: Path) -> None:
@@ -469,20 +481,9 @@ def test_a_version_5_model_scores_by_its_eight_signals_and_tests(tmp_path: Path)
     # character gate (``VERSION_5``). It loads and scores each line by that version's tests;
     # the headline, the names and the strings split at their marks score otherwise under
     # this version's signals.
-    texts = _sentences(HOLD_OUT_EVERY * 300, 7)
-    model = LanguageModel.train(texts)
-    model.save(tmp_path / "m.lm")
-    names, layout = VERSION_5
-    groups, tests = _held_calibration(model, texts, names, layout)
-    assert tests is not None
-    _write_as_version(tmp_path / "m.lm", tmp_path / "v5.lm", 5, {
-        "noise.short": groups[0], "noise.long": groups[1],
-        "noise.tests.short": tests[0], "noise.tests.long": tests[1]})
-    old = LanguageModel.load(tmp_path / "v5.lm")
-    assert old.calibration is not None
-    assert old.calibration.signals == names and old.calibration.layout == layout
+    model, old, groups, tests, _, _ = _older_model_file(tmp_path, 5, 7)
     lines = ["The cat sat on the mat.", "Home | News | Sport", "xq7vz kpl0w zzyx qmt4r",
              "Red - dog - xq7vz - kpl0w - zzyx", "Cat sat on the door"]
-    expected = _older_expected(model, lines, names, layout, groups, tests)
+    expected = _older_expected(model, lines, *VERSION_5, groups, tests)
     assert old.line_noise_scores(lines) == pytest.approx(expected.tolist(), rel=1e-12)
     assert old.line_noise_scores(lines) != model.line_noise_scores(lines)
