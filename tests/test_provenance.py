@@ -284,6 +284,18 @@ def test_resume_relinks_outputs_written_before(tmp_path: Path, write_archive,
     assert {p.name: p.read_bytes() for p in out.iterdir()} == expected
 
 
+def test_resume_relinks_when_every_output_was_written(tmp_path: Path, write_archive,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run ended after writing every output, before pointing revisits across them: there is
+    nothing left to write, but --resume still relinks (the outputs then match a whole run's)."""
+    inputs, out, work, expected = _interrupted_run(tmp_path, write_archive, monkeypatch,
+                                                   pipeline, "relink")
+    assert (out / "b.warc.gz").read_bytes() != expected["b.warc.gz"]  # not yet relinked
+    summary = clean([inputs], out, Options(workers=1), work_dir=work, resume=True)
+    assert summary.resumed == 2
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == expected
+
+
 def test_resume_after_a_kill_between_an_output_and_its_links_file(
         tmp_path: Path, write_archive, monkeypatch: pytest.MonkeyPatch) -> None:
     """Killed after an output was relinked, before its links file said where its records moved:

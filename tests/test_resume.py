@@ -9,12 +9,33 @@ from conftest import FIXTURES
 
 from warcdeboil import apply as apply_module
 from warcdeboil.pipeline import Options, clean
+from warcdeboil.reader import iter_records
 
 CRAWL = FIXTURES / "crawl"
 
 
 def outputs(directory: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def where_they_differ(got: Path, reference: Path) -> str:
+    """The outputs of two runs compared name by name, and for each that differs its first
+    record that does: what an assertion says, so a failure seen once can be told apart."""
+    names = sorted({p.name for p in got.iterdir()} | {p.name for p in reference.iterdir()})
+    said = []
+    for name in names:
+        a, b = got / name, reference / name
+        if not a.exists() or not b.exists():
+            said.append(f"{name}: only in {'the reference' if b.exists() else 'the run'}")
+        elif a.read_bytes() != b.read_bytes():
+            ours, theirs = list(iter_records(a)), list(iter_records(b))
+            first = next((i for i, (x, y) in enumerate(zip(ours, theirs, strict=False))
+                          if (x.headers, x.block) != (y.headers, y.block)), None)
+            at = ("records equal, bytes not" if first is None else
+                  f"record {first} ({theirs[first].rec_type} {theirs[first].target_uri}) "
+                  f"at {ours[first].offset} / {theirs[first].offset}")
+            said.append(f"{name}: {len(ours)} records against {len(theirs)}; first change: {at}")
+    return "; ".join(said)
 
 
 def test_interrupted_write_leaves_no_partial_output_and_resume_finishes(
@@ -98,11 +119,15 @@ def test_a_killed_process_leaves_nothing_partial_and_resume_finishes(tmp_path: P
     clean([src], tmp_path / "reference", Options(workers=1))
     reference = outputs(tmp_path / "reference")
     process = subprocess.Popen(command)
+    started = time.monotonic()
     time.sleep(1.5)  # somewhere in the scan or the writing: both must be safe to kill
     process.send_signal(signal.SIGKILL)
+    elapsed = time.monotonic() - started
     process.wait()
     present = outputs(out) if out.exists() else {}
     for name, data in present.items():  # whatever is under a final name is complete
-        assert name.endswith(".part") or data == reference[name]
+        assert name.endswith(".part") or data == reference[name], (
+            f"killed after {elapsed:.2f} s: {where_they_differ(out, tmp_path / 'reference')}")
     subprocess.run([*command, "--resume"], check=True, timeout=300)
-    assert outputs(out) == reference
+    assert outputs(out) == reference, (
+        f"killed after {elapsed:.2f} s, resumed: {where_they_differ(out, tmp_path / 'reference')}")

@@ -36,6 +36,7 @@ from .names import escape_name
 from .pages import PageLimits
 from .pagestore import PAGE_STORE_FORMAT, page_store_path
 from .plan import (
+    PlannedOutput,
     check_writable,
     discover_local,
     local_output_dir,
@@ -822,9 +823,7 @@ def apply_profiles(
     linked = []  # (output name, output, links base) of every output relink looks at
     if options.format is OutputFormat.WARC and links_dir is not None:
         everything = [*planned, *plan_outputs(written, out_dir, options.format, options.compress)]
-        for plan in everything:
-            name = plan.output.relative_to(out_dir).as_posix()
-            linked.append((name, plan.output, links_dir / links_name(name)))
+        linked = _linked(everything, out_dir, links_dir)
     for i, plan in enumerate(planned):
         jobs.append(ApplyJob(
             str(plan.path), str(plan.output), options.format,
@@ -908,6 +907,11 @@ def clean(
         # Every output is there; the run is done unless it was asked for a rules file it has
         # not written yet (the earlier run ran without --url-rules, or stopped before them).
         if not todo and (options.url_rules is None or Path(options.url_rules).exists()):
+            # The earlier run may have ended between its last output and pointing revisits
+            # across them: relink again (an output already relinked is left as it is).
+            links = Path(work_dir) / "links" if work_dir is not None else None
+            if options.format is OutputFormat.WARC and links is not None and links.is_dir():
+                relink(_linked(planned, out, links), links / "relink.sqlite")
             return summary
     with _work_directory(work_dir, keep_work_dir) as work:
         profiles = work / "profiles"
@@ -973,6 +977,14 @@ def clean(
         if report is not None:
             report(work)
     return summary
+
+
+def _linked(plans: Sequence[PlannedOutput], out_dir: Path,
+            links_dir: Path) -> list[tuple[str, Path, Path]]:
+    """(output name, output, links base) of each planned WARC output: what relink reads."""
+    names = [plan.output.relative_to(out_dir).as_posix() for plan in plans]
+    return [(name, plan.output, links_dir / links_name(name))
+            for name, plan in zip(names, plans, strict=True)]
 
 
 def _with_run_models(options: Options, stores: list[Path], work: Path, profiles: Path,
