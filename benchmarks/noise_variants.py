@@ -101,18 +101,26 @@ def _trained(lines: list[str]) -> tuple[LanguageModel, list[str]]:
         lm_model.line_signals = signals  # type: ignore[assignment]
 
 
-def cells() -> dict[str, dict]:
-    """Each cell's held-out lines and its real and noise lines, with their signals (``SIGNALS``
-    and units) and bigram perplexities; made as benchmarks/perplexity.py makes them."""
-    out: dict[str, dict] = {}
+def raw_cells(cache: Path | None = None) -> dict[str, dict]:
+    """Each cell's model, the lines it held out to calibrate, its real and noise lines and
+    their bigram perplexities, made as benchmarks/perplexity.py makes them. With ``cache``
+    (a directory), the models and lines are written there and read back on the next run (the
+    models as their files: a loaded model scores as the trained one)."""
+    index = cache / "cells.json" if cache else None
+    if index is not None and index.exists():
+        out = json.loads(index.read_text())
+        models = {path: LanguageModel.load(cache / path)  # type: ignore[operator]
+                  for path in {found["model"] for found in out.values()}}
+        for found in out.values():
+            found["model"] = models[found["model"]]
+        return out
+    out = {}
+    paths: dict[int, str] = {}
 
     def cell(model: LanguageModel, held: list[str], bigram: bench.PyplexityBigram,
-             found: dict[str, list[str]]) -> dict:
-        def signals(lines: list[str]) -> tuple[np.ndarray, np.ndarray]:
-            values, units = noise.line_signals(model, "\n".join(lines))
-            return np.hstack([values, extra_columns(model, lines, values)]), units
-        return {"held": signals(held), "real": found["real"],
-                "signals": {kind: signals(lines) for kind, lines in found.items()},
+             found: dict[str, list[str]], name: str) -> dict:
+        paths.setdefault(id(model), name.split(",")[0])
+        return {"model": model, "held": held, "lines": found,
                 "bigram": {kind: bigram.perplexities(lines) for kind, lines in found.items()}}
 
     rng = random.Random(19)
@@ -125,7 +133,7 @@ def cells() -> dict[str, dict]:
     model, held = _trained(train)
     bigram = bench.PyplexityBigram(train)
     for split, found in splits.items():
-        out[split] = cell(model, held, bigram, found)
+        out[split] = cell(model, held, bigram, found, "splits")
     trained: dict[str, tuple[LanguageModel, list[str], bench.PyplexityBigram]] = {}
     for seed, lists in ((25, "other"), (2611, "fresh")):
         for left_out in bench.DATASETS:
@@ -144,8 +152,35 @@ def cells() -> dict[str, dict]:
             if left_out not in trained:
                 trained[left_out] = (*_trained(train), bench.PyplexityBigram(train))
             model, held, bigram = trained[left_out]
-            out[f"{left_out}, seed {seed}"] = cell(model, held, bigram, found)
+            out[f"{left_out}, seed {seed}"] = cell(model, held, bigram, found, left_out)
             print(left_out, seed, file=sys.stderr)
+    if index is not None and cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+        stored = {}
+        for name, found in out.items():
+            path = paths[id(found["model"])] + ".lm"
+            if not (cache / path).exists():
+                found["model"].save(cache / path)
+            stored[name] = {**found, "model": path}
+        index.write_text(json.dumps(stored))
+    return out
+
+
+def cells(cache: Path | None = None) -> dict[str, dict]:
+    """Each cell's held-out lines and its real and noise lines, with their signals (``SIGNALS``
+    and units) and bigram perplexities (``raw_cells``)."""
+    out = {}
+    for name, found in raw_cells(cache).items():
+        model = found["model"]
+
+        def signals(lines: list[str], model: LanguageModel = model) -> tuple[np.ndarray,
+                                                                              np.ndarray]:
+            values, units = noise.line_signals(model, "\n".join(lines))
+            return np.hstack([values, extra_columns(model, lines, values)]), units
+        out[name] = {"held": signals(found["held"]), "real": found["lines"]["real"],
+                     "lines": found["lines"],
+                     "signals": {kind: signals(lines) for kind, lines in found["lines"].items()},
+                     "bigram": found["bigram"]}
     return out
 
 
@@ -171,9 +206,11 @@ def scores(found: dict, tests: tuple[tuple[str, ...], ...]) -> dict[str, np.ndar
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, help="the per-cell AUCs, as JSON")
+    parser.add_argument("--cache", type=Path, help="a directory: keep the cells' models and "
+                        "lines there, and read them back from it on the next run")
     args = parser.parse_args()
     result: dict = {}
-    for name, found in cells().items():
+    for name, found in cells(args.cache).items():
         damaged = np.array([bench.gold_mojibake(line) for line in found["real"]], bool)
         bigram = {kind: np.array(value) for kind, value in found["bigram"].items()}
         for label, tests in VARIANTS.items():
