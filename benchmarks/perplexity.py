@@ -11,7 +11,9 @@ Writes benchmarks/results/perplexity-DATE.json and .md.
   is made from the held-out 20 % or the training vocabulary. AUC = the chance that a noise line
   scores a higher perplexity than a real held-out sentence. Beside it, pyplexity's method as
   its source describes it: a bigram model, 0.8 * p(w2|w1) + 0.2 * p(w1) + 1e-6 (maximum
-  likelihood estimates, its tokeniser's rules), trained on the same sentences.
+  likelihood estimates, its tokeniser's rules), trained on the same sentences. The real class
+  leaves out gold lines that are themselves mojibake (``gold_mojibake``: the noise kind by the
+  issue's definition), listed per cell, with the tables as the gold has them beside.
 - languages: the Chinese, Russian and Portuguese pages of ../shared (the warcs' main content,
   scrapinghub's gold), each language's lines scored by a model of that language trained on its
   other pages (two folds), beside English with a training set of the same size.
