@@ -11,7 +11,9 @@ Writes benchmarks/results/perplexity-DATE.json and .md.
   is made from the held-out 20 % or the training vocabulary. AUC = the chance that a noise line
   scores a higher perplexity than a real held-out sentence. Beside it, pyplexity's method as
   its source describes it: a bigram model, 0.8 * p(w2|w1) + 0.2 * p(w1) + 1e-6 (maximum
-  likelihood estimates, its tokeniser's rules), trained on the same sentences.
+  likelihood estimates, its tokeniser's rules), trained on the same sentences. The real class
+  leaves out gold lines that are themselves mojibake (``gold_mojibake``: the noise kind by the
+  issue's definition), listed per cell, with the tables as the gold has them beside.
 - languages: the Chinese, Russian and Portuguese pages of ../shared (the warcs' main content,
   scrapinghub's gold), each language's lines scored by a model of that language trained on its
   other pages (two folds), beside English with a training set of the same size.
@@ -159,52 +161,91 @@ def outranking(real: list[str], ours: tuple[list[float], list[float]],
             for i in np.argsort(-mine, kind="stable")[:top] if mine[i] > 0]
 
 
+def _byte(char: str) -> int | None:
+    """The byte a non-ASCII character stands for when UTF-8 is read as cp1252, or as Latin-1
+    for the five bytes cp1252 leaves undefined (U+0080-U+009F then stand for themselves);
+    None for ASCII and for characters neither reading makes."""
+    if ord(char) < 128:
+        return None
+    try:
+        return char.encode("cp1252")[0]
+    except UnicodeEncodeError:
+        return ord(char) if ord(char) < 0xA0 else None
+
+
 def gold_mojibake(line: str) -> bool:
     """Whether a real line holds mojibake of the kind ``make_noise`` makes (UTF-8 read as
-    cp1252): a run of characters that ``.encode("cp1252")`` then ``.decode("utf-8")`` turns
-    into other, valid characters. Runs are the line's non-ASCII characters cp1252 can encode
-    (mojibake's are never ASCII); bytes UTF-8 cannot read stay apart (surrogate escapes), so
-    that "é" or curly quotes, which make no valid sequence, are not counted, and one valid
-    sequence anywhere in a run is."""
-    run: list[str] = []
+    cp1252): a run of characters that, taken back to the bytes they were read from
+    (``_byte``), holds a valid UTF-8 sequence of two to four bytes. Runs are the line's
+    non-ASCII characters either reading makes (mojibake's are never ASCII); bytes UTF-8
+    cannot read stay apart (surrogate escapes), so that "é" or curly quotes, which make no
+    valid sequence, are not counted, and one valid sequence anywhere in a run is.
+
+    The benchmark's rule (``real_class``): such a line is the noise kind "mojibake" by the
+    issue's own definition, so it is set apart from the real class, counted and listed per
+    cell, and the figures with it in the real class are kept beside."""
+    run: list[int] = []
     for char in line + "\n":
-        if ord(char) > 127:
-            try:
-                char.encode("cp1252")
-            except UnicodeEncodeError:
-                pass
-            else:
-                run.append(char)
-                continue
+        byte = _byte(char)
+        if byte is not None:
+            run.append(byte)
+            continue
         if run:
-            decoded = "".join(run).encode("cp1252").decode("utf-8", "surrogateescape")
+            decoded = bytes(run).decode("utf-8", "surrogateescape")
             if any(ord(c) > 127 and not 0xDC80 <= ord(c) <= 0xDCFF for c in decoded):
                 return True
             run = []
     return False
 
 
-def _gold_mojibake_apart(real: list[str], scores: dict[str, dict[str, list[float]]],
-                         kinds: list[str]) -> dict:
-    """The real lines that are themselves mojibake (``gold_mojibake``), reported apart: how
-    many, a few of them, the AUC of each score with them as noise against the other real
-    lines, and every kind's AUC against those other real lines. ``scores``: each score's
-    ("ours", "bigram") lists by kind, "real" among them."""
-    damaged = np.array([gold_mojibake(line) for line in real], bool)
-    out: dict = {"lines": int(damaged.sum()),
-                 "examples": [line[:100] for line, bad in zip(real, damaged, strict=True)
-                              if bad][:3]}
-    for label, found in scores.items():
-        real_scores = np.array(found["real"])
-        clean = real_scores[~damaged].tolist()
-        out[label] = {"gold mojibake": auc(clean, real_scores[damaged].tolist())
-                      if damaged.any() else None,
-                      **{kind: auc(clean, found[kind]) for kind in kinds}}
-    out["behind"] = [kind for kind in kinds if out["ours"][kind] < out["bigram"][kind]]
-    for label in scores:  # rounded as the other tables are, once compared
-        out[label] = {kind: None if value is None else round(value, 4)
-                      for kind, value in out[label].items()}
-    return out
+def real_class(lines: list[str]) -> tuple[list[str], list[str]]:
+    """The sampled gold lines split by the benchmark's rule: the real class (every line that
+    is not ``gold_mojibake``), and the gold's own mojibake, set apart."""
+    apart = [gold_mojibake(line) for line in lines]
+    return ([line for line, bad in zip(lines, apart, strict=True) if not bad],
+            [line for line, bad in zip(lines, apart, strict=True) if bad])
+
+
+def compare(real: list[str], apart: list[str], noise: dict[str, list[str]],
+            scorers: dict[str, Any]) -> dict:
+    """One cell's AUCs under each of ``scorers`` ("ours" and "bigram": lines to scores): the
+    real class (``real``) against each kind of ``noise``; the gold mojibake set apart
+    (``apart``) as a kind of its own against the real class; and the same AUCs with those
+    lines in the real class, as the gold has them. ``behind``: the kinds where ours is
+    below the bigram at full precision (a tie to four decimals counts when ours is lower),
+    with both AUCs unrounded; ``outranking``: the real lines above the most noise lines
+    there."""
+    kinds = [kind for kind in KINDS if noise.get(kind)]
+    scored = {label: {kind: list(score(found)) for kind, found in
+                      {"real": real, "apart": apart, **noise}.items() if found}
+              for label, score in scorers.items()}
+
+    def aucs(real_lines: list[str], key: str) -> dict:
+        full = {label: {kind: auc(found[key], found[kind]) for kind in kinds}
+                for label, found in scored.items()}
+        out: dict = {label: {kind: round(value, 4) for kind, value in found.items()}
+                     for label, found in full.items()}
+        out["behind"] = {kind: [full["ours"][kind], full["bigram"][kind]] for kind in kinds
+                         if full["ours"][kind] < full["bigram"][kind]}
+        out["outranking"] = {
+            kind: outranking(real_lines, (scored["ours"][key], scored["ours"][kind]),
+                             (scored["bigram"][key], scored["bigram"][kind]))
+            for kind in out["behind"]}
+        return out
+
+    entry = {"real": len(real), **aucs(real, "real")}
+    entry["gold_mojibake"] = {"lines": len(apart), "all": apart, **{
+        label: round(auc(found["real"], found["apart"]), 4) if apart else None
+        for label, found in scored.items()}}
+    if apart:
+        for found in scored.values():
+            found["as the gold has them"] = found["real"] + found["apart"]
+        entry["with_gold_mojibake"] = {"real": len(real) + len(apart),
+                                       **aucs(real + apart, "as the gold has them")}
+    else:  # the same lines: the same figures
+        entry["with_gold_mojibake"] = {key: entry[key] for key in
+                                       ("real", *scorers, "behind", "outranking")}
+    return entry
 
 
 # Noise of the kinds a crawl holds -----------------------------------------------------------
@@ -427,13 +468,19 @@ def discrimination(settings: list[tuple[int, tuple[int, ...]]]) -> dict:
     train, held = split_sentences(rng)
     words = Counter(w for s in train for w in s.split())
     vocabulary, weights = zip(*words.items(), strict=True)
+    # The noise is made from every sampled gold line; the real class leaves the gold's own
+    # mojibake out (``real_class``), in both splits.
     lines = {split: {"real": real, **{kind: make_noise(kind, rng, real, list(vocabulary),
                                                       list(weights), 500) for kind in KINDS}}
              for split, real in held.items()}
+    apart = {}
+    for split, found in lines.items():
+        found["real"], apart[split] = real_class(found["real"])
     test = lines["test"]
     result: dict = {"train_sentences": len(train),
                     "train_words": sum(len(s.split()) for s in train),
                     "real": {split: len(v["real"]) for split, v in lines.items()},
+                    "gold_mojibake_apart": {split: len(v) for split, v in apart.items()},
                     "noise": {k: len(v) for k, v in test.items() if k != "real"},
                     "noise_dev": {k: len(v) for k, v in lines["dev"].items() if k != "real"},
                     "examples": {k: v[:2] for k, v in test.items() if k != "real"},
@@ -496,17 +543,9 @@ def discrimination(settings: list[tuple[int, tuple[int, ...]]]) -> dict:
                              "bytes": _size(model), "train_cpu_s": round(cpu, 2),
                              "calibration_lines": model.info.get("calibration_lines"),
                              "auc": aucs(model.line_noise_scores)})
-    bigram_scores = {kind: bigram.perplexities(found) for kind, found in test.items()}
-    noise_scores = {kind: model.line_noise_scores(found) for kind, found in test.items()}
-    full = {kind: [auc(noise_scores["real"], noise_scores[kind]),
-                   auc(bigram_scores["real"], bigram_scores[kind])] for kind in KINDS}
-    result["behind"] = {kind: pair for kind, pair in full.items() if pair[0] < pair[1]}
-    result["gold_mojibake"] = _gold_mojibake_apart(
-        test["real"], {"ours": noise_scores, "bigram": bigram_scores}, KINDS)
-    result["outranking"] = {
-        kind: outranking(test["real"], (noise_scores["real"], noise_scores[kind]),
-                         (bigram_scores["real"], bigram_scores[kind]))
-        for kind in result["behind"]}
+    result["cell"] = compare(test["real"], apart["test"],
+                             {kind: test[kind] for kind in KINDS},
+                             {"ours": model.line_noise_scores, "bigram": bigram.perplexities})
     print(result["fit"], result["models"][-1]["auc"], file=sys.stderr)
     return result
 
@@ -529,29 +568,16 @@ def other_datasets(left_outs: tuple[str, ...] = DATASETS, seed: int = 25,
         real = rng.sample(real, min(1500, len(real)))
         words = Counter(w for s in found for w in s.split())
         vocabulary, weights = zip(*words.items(), strict=True)
+        # The noise is made from every sampled gold line; the real class leaves the gold's own
+        # mojibake out (``real_class``).
         noise = {kind: make_noise(kind, rng, real, list(vocabulary), list(weights), 500,
                                   lists=lists) for kind in KINDS}
         model = LanguageModel.train(train)
         bigram = PyplexityBigram(train)
-        entry: dict = {"train_words": sum(len(s.split()) for s in train), "real": len(real),
-                       "noise": {k: len(v) for k, v in noise.items()}}
-        scored, full = {}, {}
-        for label, score in (("ours", model.line_noise_scores),
-                             ("bigram", bigram.perplexities)):
-            scored[label] = {kind: list(score(found)) for kind, found in
-                             {"real": real, **noise}.items() if found}
-            full[label] = {kind: auc(scored[label]["real"], scored[label][kind])
-                           for kind in KINDS if noise[kind]}
-            entry[label] = {kind: round(value, 4) for kind, value in full[label].items()}
-        # Behind the bigram at full precision (a tie to four decimals counts when ours is
-        # lower), with both AUCs unrounded.
-        entry["behind"] = {kind: [full["ours"][kind], full["bigram"][kind]]
-                           for kind in full["ours"] if full["ours"][kind] < full["bigram"][kind]}
-        entry["gold_mojibake"] = _gold_mojibake_apart(real, scored, list(entry["ours"]))
-        entry["outranking"] = {
-            kind: outranking(real, (scored["ours"]["real"], scored["ours"][kind]),
-                             (scored["bigram"]["real"], scored["bigram"][kind]))
-            for kind in entry["behind"]}
+        entry: dict = {"train_words": sum(len(s.split()) for s in train), "sampled": len(real),
+                       "noise": {k: len(v) for k, v in noise.items()},
+                       **compare(*real_class(real), noise, {"ours": model.line_noise_scores,
+                                                            "bigram": bigram.perplexities})}
         result[left_out] = entry
         print(left_out, entry, file=sys.stderr)
     return result
@@ -739,30 +765,50 @@ def _outranking_lines(cells: list[tuple[str, dict]]) -> list[str]:
     return out
 
 
-def _apart_table(cells: list[tuple[str, dict]], head: str) -> list[str]:
-    """The table of ``_gold_mojibake_apart``: each cell's real lines that are mojibake, and
-    the AUCs against the others."""
-    out = ["", "The same with the real lines that are themselves mojibake (the gold's own: "
-           "text that `.encode('cp1252').decode('utf-8')` turns into other valid text, the "
-           "inverse of the mojibake kind's maker) taken out of the real lines and scored as a "
-           "kind of their own, \"gold mojibake\" (how many, then the AUC of that kind against "
-           "the other real lines). AUC, ours / pyplexity-style bigram; * where ours is behind "
-           "at full precision:", "",
-           head + "gold mojibake | " + " | ".join(KINDS) + " |",
-           "|" + "---|" * (len(KINDS) + 3)]
+def _pair(found: dict, kind: str) -> str:
+    """A kind's AUCs in a cell, ours / the bigram's, * where ours is behind."""
+    if kind not in found["ours"]:
+        return "–"
+    return (f"{found['ours'][kind]:.4f} / {found['bigram'][kind]:.4f}"
+            + ("*" if kind in found["behind"] else ""))
+
+
+def _cell_tables(cells: list[tuple[str, dict]], head: str) -> list[str]:
+    """The cells of ``compare`` (name, entry; an entry may carry ``train_words``): the table
+    of the real class against each kind, with the gold's own mojibake set apart (how many,
+    and the AUC of those lines against the real class); the real lines that score above the
+    most noise lines where ours is behind; every line set apart; and the table as the gold
+    has them, those lines in the real class."""
+    words = all("train_words" in e for _, e in cells)
+    out = ["AUC, ours / pyplexity-style bigram; * where ours is behind at full precision. The "
+           "real class leaves out the gold's own mojibake (lines that hold a valid UTF-8 "
+           "sequence read as cp1252: `gold_mojibake`), set apart as a kind of its own (how "
+           "many, then its AUC against the real class):", "",
+           head + ("train words | " if words else "") + "real | gold mojibake apart | "
+           + " | ".join(KINDS) + " |", "|" + "---|" * (len(KINDS) + 3 + words)]
     for name, e in cells:
         g = e["gold_mojibake"]
-        real = e["real"]["test"] if isinstance(e["real"], dict) else e["real"]
-        moj = (f"{g['lines']}: {g['ours']['gold mojibake']:.4f} / "
-               f"{g['bigram']['gold mojibake']:.4f}" if g["lines"] else "0")
-        out.append(f"| {name} | {real - g['lines']:,} | {moj} | " + " | ".join(
-            f"{g['ours'][k]:.4f} / {g['bigram'][k]:.4f}"
-            + ("*" if k in g.get("behind", ()) else "") if k in g["ours"] else "–"
-            for k in KINDS) + " |")
-    examples = [f"{name}: `{line}`" for name, e in cells
-                for line in e["gold_mojibake"]["examples"][:1]]
-    if examples:
-        out += ["", "Gold mojibake lines, one a cell: " + "; ".join(examples)]
+        moj = f"{g['lines']}: {g['ours']:.4f} / {g['bigram']:.4f}" if g["lines"] else "0"
+        out.append(f"| {name} | " + (f"{e['train_words']:,} | " if words else "")
+                   + f"{e['real']:,} | {moj} | "
+                   + " | ".join(_pair(e, kind) for kind in KINDS) + " |")
+    out += _outranking_lines([(f"{name}, ", e["outranking"]) for name, e in cells])
+    apart = [f"- {name}: " + "; ".join(f"`{line[:120]}`" for line in e["gold_mojibake"]["all"])
+             for name, e in cells if e["gold_mojibake"]["lines"]]
+    out += ["", "The gold's own mojibake, set apart: "
+            + ("every line, by cell:" if apart else "none in these cells.")]
+    if apart:
+        out += ["", *apart]
+        out += ["", "As the gold has them (its mojibake among the real lines, as in the "
+                "results before 2026-11-25f), AUC, ours / bigram; * where ours is behind:", "",
+                head + "real | " + " | ".join(KINDS) + " |", "|" + "---|" * (len(KINDS) + 2)]
+        for name, e in cells:
+            w = e["with_gold_mojibake"]
+            out.append(f"| {name} | {w['real']:,} | "
+                       + " | ".join(_pair(w, kind) for kind in KINDS) + " |")
+        out += _outranking_lines([(f"{name} as the gold has them, ", e["with_gold_mojibake"]
+                                   ["outranking"]) for name, e in cells
+                                  if e["gold_mojibake"]["lines"]])
     return out
 
 
@@ -802,9 +848,11 @@ def markdown(results: dict) -> str:
                 f"{f['word_bias']} (shipped: {f['shipped_word']}, {f['shipped_word_bias']})."]
         out += ["", "Examples of each kind:", ""]
         out += [f"- {k}: `{v[0]}`" for k, v in d["examples"].items() if v]
-        out += _outranking_lines([("test, ", d.get("outranking", {}))])
-        if "gold_mojibake" in d:
-            out += _apart_table([("test", d)], "| split | real | ")
+        out += ["", "The test split's real class against each kind, both scores: "
+                f"{d['gold_mojibake_apart']['dev']} dev and "
+                f"{d['gold_mojibake_apart']['test']} test lines of the gold's own mojibake are "
+                "set apart (the tables above leave them out too).", ""]
+        out += _cell_tables([("test", d["cell"])], "| split | ")
         out.append("")
     for key in sorted(k for k in results if k.startswith("other_datasets")):
         seed, lists = (25, "other") if key == "other_datasets" else key.split("_")[:1:-1]
@@ -813,18 +861,8 @@ def markdown(results: dict) -> str:
                 "training pages; real sentences are the left-out dataset's (English pages, 6 to "
                 "60 words), and its noise is made from them with other lists of navigation and "
                 + f"menus ({LIST_SOURCES[lists]})"
-                + " and its own words for the salad. AUC, ours / pyplexity-style bigram:", "",
-                "| left out | train words | real | " + " | ".join(KINDS) + " |",
-                "|" + "---|" * (len(KINDS) + 3)]
-        for name, e in results[key].items():
-            out.append(f"| {name} | {e['train_words']:,} | {e['real']:,} | " + " | ".join(
-                f"{e['ours'][k]:.4f} / {e['bigram'][k]:.4f}" if k in e["ours"] else "–"
-                for k in KINDS) + " |")
-        out += _outranking_lines([(f"{name}, ", e.get("outranking", {}))
-                                  for name, e in results[key].items()])
-        cells = [(name, e) for name, e in results[key].items() if "gold_mojibake" in e]
-        if cells:
-            out += _apart_table(cells, "| left out | real | ")
+                + " and its own words for the salad.", ""]
+        out += _cell_tables(list(results[key].items()), "| left out | ")
         out.append("")
     if "languages" in results:
         out += ["## Languages (perplexity of held-out lines, two folds)", "",

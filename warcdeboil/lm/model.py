@@ -40,13 +40,13 @@ from .units import BOUNDARY, LINE, UNK, distinct_ids, extend_keys, marks, split_
 __all__ = ["DEFAULT_MIN_COUNTS", "DEFAULT_ORDER", "LanguageModel"]
 
 FORMAT = "warcdeboil-lm"
-# 6: the noise calibration reads context with a spread of at least 0.3 and rare and odd unseen
-# words (``noise.CALIBRATED``, ``noise.TESTS``); 5: eight signals (rare and unseen words); 4:
-# seven signals and four tests; 3: unigram frequencies and the noise score's calibration
-# (``noise``, five signals) may follow; 2: a character component may follow the word model.
-# 1 to 5 are read too (a version 3, 4 or 5 calibration scores as it did: ``noise.LEGACY``,
-# ``noise.VERSION_4``, ``noise.VERSION_5``).
-VERSION = 6
+# 7: the noise calibration reads no common words too (``noise.CALIBRATED``, ``noise.TESTS``);
+# 6: context with a spread of at least 0.3 and rare and odd unseen words; 5: eight signals
+# (rare and unseen words); 4: seven signals and four tests; 3: unigram frequencies and the noise
+# score's calibration (``noise``, five signals) may follow; 2: a character component may follow
+# the word model. 1 to 6 are read too (a version 3 to 6 calibration scores as it did:
+# ``noise.LEGACY``, ``noise.VERSION_4`` to ``noise.VERSION_6``).
+VERSION = 7
 DEFAULT_ORDER = 3
 # Adjusted counts below which n-grams of order 1, 2, 3… are pruned: singletons above unigrams
 # go (benchmarks/perplexity.py: the same AUC on every noise kind, a third of the size).
@@ -90,6 +90,7 @@ class LanguageModel:
         self._unk_row = int(at[0])
         self._index: dict[str, int] | None = None  # unit -> unigram row, made on first use
         self._marks: np.ndarray | None = None  # see ``mark_rows``
+        self._common: np.ndarray | None = None  # see ``common_rows``
 
     @property
     def order(self) -> int:
@@ -121,6 +122,26 @@ class LanguageModel:
             self._marks = np.zeros(len(first), bool)
             self._marks[rows[found]] = True
         return self._marks
+
+    @property
+    def common_rows(self) -> np.ndarray:
+        """Whether each unigram row's unit is among the language's commonest: the units that,
+        most frequent first, together make half of the training text (``frequencies``; "the",
+        "of", ",", "." and some 55 more in English), made on first use. Only the most frequent
+        few thousand are sorted: they make more than half of any language's text, and
+        otherwise the whole vocabulary is."""
+        if self._common is None:
+            shares = np.power(10.0, self.frequencies.astype(np.float64))
+            first = np.arange(len(shares))
+            if len(shares) > 4096:
+                first = np.argpartition(-shares, 4095)[:4096]
+                if shares[first].sum() < 0.5:
+                    first = np.arange(len(shares))
+            ranked = first[np.argsort(-shares[first], kind="stable")]
+            within = int(np.searchsorted(np.cumsum(shares[ranked]), 0.5)) + 1
+            self._common = np.zeros(len(shares), bool)
+            self._common[ranked[:within]] = True
+        return self._common
 
     def __len__(self) -> int:
         return sum(len(level) for level in self.levels)

@@ -36,6 +36,14 @@ noisier lines:
   it is whole. Names the model never saw are unseen words too ("Malwal Arop and Col Madul
   Rilpiou."), but their characters are a language's: the gate leaves them where they were
   (counted without it, such lines rose above navigation). Below half it adds nothing.
+- ``no common words``: the share of the line's units (its ``</s>`` not counted) that are not
+  among the language's commonest, the units that together make half of the training text
+  (``LanguageModel.common_rows``: about 60 in English, "the", "of", ",", "." and the like).
+  Text holds its language's function words and punctuation, even a headline ("Poll: Vista
+  gets vote of no confidence", "Modi, BJP leaders discuss poll strategies"); a menu of
+  concatenated items, a keyword list or a tag cloud is content words alone ("Deals Airports
+  Beach Family Destinations"). Read with ``rare words``, which such lines share with
+  headlines of rare words (benchmarks/results/perplexity-2026-11-25f.md).
 - ``context, versions 3 to 5`` and ``rare and unseen words``: the signals of older files
   (``context`` with a spread of at least 0.03; ``rare words`` plus ``2 * share - 1`` of the
   unseen share among all units, without the gate), read only for those.
@@ -56,8 +64,9 @@ large one (word order), while signals that a real line of an unfamiliar site can
 signals flagged too many real lines.
 
 Files of version 3 hold a calibration of the five signals of that version (``LEGACY``): they
-are scored as then, by the most extreme of those five surprises. Files of versions 4 and 5 hold
-that version's signals and tests (``VERSION_4``, ``VERSION_5``), and score as then too.
+are scored as then, by the most extreme of those five surprises. Files of versions 4, 5 and 6
+hold that version's signals and tests (``VERSION_4``, ``VERSION_5``, ``VERSION_6``), and score
+as then too.
 """
 
 from __future__ import annotations
@@ -74,14 +83,14 @@ if TYPE_CHECKING:
     from .model import LanguageModel
 
 __all__ = ["CALIBRATED", "CALIBRATION_LINES", "HOLD_OUT_EVERY", "LEGACY", "SIGNALS", "TESTS",
-           "VERSION_4", "VERSION_5", "Calibration", "line_signals"]
+           "VERSION_4", "VERSION_5", "VERSION_6", "Calibration", "line_signals"]
 
 # What ``line_signals`` computes: the signals of this version's files (``CALIBRATED``), then
 # those only older files read.
 SIGNALS = ("context", "order", "rare words", "characters", "worst characters",
-           "rarest character", "mojibake", "rare and odd unseen words",
+           "rarest character", "mojibake", "rare and odd unseen words", "no common words",
            "context, versions 3 to 5", "rare and unseen words")
-CALIBRATED = SIGNALS[:8]
+CALIBRATED = SIGNALS[:9]
 _ODD = ("worst characters", "rarest character", "mojibake")
 # The signals each test adds up (their surprises), chosen by leaving out in turn dragnet,
 # cleaneval and l3s-gn1 of benchmarks/perplexity.py's second check and by its dev and test
@@ -90,9 +99,10 @@ _ODD = ("worst characters", "rarest character", "mojibake")
 # common nouns: without it they fell below the bigram baseline); characters a sentence has no
 # use for. The second test reads rare words with odd unseen ones, the third plain rare words
 # (benchmarks/results/perplexity-2026-11-25d.md and -25e.md: read there too, or as a test of
-# their own, unseen words lifted real lines above navigation).
+# their own, unseen words lifted real lines above navigation) with the lack of common words
+# (-25f.md: menus above headlines of rare words, navigation further above sentences).
 TESTS = (("context", "order"), ("context", "rare and odd unseen words", "characters"),
-         ("rare words",), _ODD)
+         ("rare words", "no common words"), _ODD)
 # The signals of a version 3 calibration, scored by the most extreme of the five.
 LEGACY = ("context, versions 3 to 5", "rare words", "characters", "worst characters",
           "rarest character")
@@ -105,6 +115,9 @@ VERSION_4 = ((_OLD_CONTEXT, "order", "rare words", "characters", *_ODD),
 VERSION_5 = ((*VERSION_4[0], "rare and unseen words"),
              ((_OLD_CONTEXT, "order"), (_OLD_CONTEXT, "rare and unseen words", "characters"),
               ("rare words",), _ODD))
+# Version 6: the eight signals before ``no common words``, and rare words alone in the third
+# test.
+VERSION_6 = (SIGNALS[:8], (TESTS[0], TESTS[1], ("rare words",), _ODD))
 # One text in this many is held out of training to calibrate the noise score, until this many
 # lines are held out: enough for tail shares of 1 in a few thousand, and scoring them costs a
 # tenth of a second (a larger sample moved no AUC in benchmarks/perplexity.py).
@@ -153,7 +166,7 @@ def _two_lowest(line: np.ndarray, values: np.ndarray, lines: int) -> np.ndarray:
 def word_signals(model: LanguageModel, text: str) -> np.ndarray:
     """``context``, ``order``, ``rare words``, ``context, versions 3 to 5`` and ``rare and
     unseen words`` of each line of ``text``, how far past half of its words are unseen
-    (``2 * share - 1``, 0 up to half), and its number of units."""
+    (``2 * share - 1``, 0 up to half), ``no common words``, and its number of units."""
     rows = model.unit_rows(text, keep_empty=True)
     logp = model._log10_probs(rows)
     line, lines = _per_line(rows)
@@ -168,6 +181,9 @@ def word_signals(model: LanguageModel, text: str) -> np.ndarray:
     predicted = rows[1:]
     unseen = np.bincount(line, weights=predicted == model._unk_row, minlength=lines)
     word_units = np.bincount(line, weights=~model.mark_rows[predicted], minlength=lines) - 1
+    # The units among the language's commonest, less the line's </s> when it is one of them.
+    common = model.common_rows
+    usual = np.bincount(line, weights=common[predicted], minlength=lines) - common[rows[0]]
     # The same lines with their words in reverse order (the same units, so the same count).
     backwards = model.unit_rows("\n".join(" ".join(words.split()[::-1])
                                           for words in text.split("\n")), keep_empty=True)
@@ -180,7 +196,8 @@ def word_signals(model: LanguageModel, text: str) -> np.ndarray:
         (reverse - forwards) / units, rare,
         -mean / np.sqrt(np.maximum(variance, _OLD_SPREAD)) * np.sqrt(units),
         rare + np.maximum(2.0 * (unseen / np.maximum(units - 1, 1)) - 1.0, 0.0),
-        np.maximum(2.0 * (unseen / np.maximum(word_units, 1)) - 1.0, 0.0), units - 1])
+        np.maximum(2.0 * (unseen / np.maximum(word_units, 1)) - 1.0, 0.0),
+        (units - 1 - usual) / np.maximum(units - 1, 1), units - 1])
 
 
 # What UTF-8 read as cp1252 (or Latin-1) turns a character of two, three or four bytes into:
@@ -232,7 +249,8 @@ def line_signals(model: LanguageModel, text: str) -> tuple[np.ndarray, np.ndarra
     low, high = _ODD_CHARACTERS
     odd = np.clip((chars[:, 0] - low) / (high - low), 0.0, 1.0)
     return np.hstack([words[:, :3], chars, mojibake(text, len(words))[:, None],
-                      (words[:, 2] + words[:, 5] * odd)[:, None], words[:, 3:5]]), words[:, 6]
+                      (words[:, 2] + words[:, 5] * odd)[:, None], words[:, 6:7],
+                      words[:, 3:5]]), words[:, 7]
 
 
 def _fit_groups(values: np.ndarray, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -295,7 +313,7 @@ class Calibration:
     from the others (``groups[1]``): arrays of shape (signals, lines); and each test's sums
     of surprises on the same lines (``tests``, shape (tests, lines)). ``signals`` and
     ``layout`` name the signals calibrated and the tests' signals: ``CALIBRATED`` and ``TESTS``,
-    or an older file's (versions 4 and 5: ``VERSION_4``, ``VERSION_5``; version 3: the five
+    or an older file's (versions 4 to 6: ``VERSION_4`` to ``VERSION_6``; version 3: the five
     ``LEGACY`` signals and no tests)."""
 
     groups: tuple[np.ndarray, np.ndarray]
@@ -350,16 +368,16 @@ class Calibration:
     @classmethod
     def read(cls, data: Any, prefix: str, version: int) -> Calibration:
         """The calibration ``arrays`` wrote, from a loaded numpy archive of that file
-        ``version`` (3: five signals, no tests; 4 and 5: seven and eight signals, that
-        version's tests)."""
+        ``version`` (3: five signals, no tests; 4, 5 and 6: seven, eight and eight signals,
+        that version's tests)."""
         groups = (np.asarray(data[f"{prefix}short"], np.float32),
                   np.asarray(data[f"{prefix}long"], np.float32))
         tests = None
         if f"{prefix}tests.long" in data.files:
             tests = (np.asarray(data[f"{prefix}tests.short"], np.float32),
                      np.asarray(data[f"{prefix}tests.long"], np.float32))
-        names, layout = {3: (LEGACY, ()), 4: VERSION_4, 5: VERSION_5}.get(version,
-                                                                           (CALIBRATED, TESTS))
+        names, layout = {3: (LEGACY, ()), 4: VERSION_4, 5: VERSION_5,
+                         6: VERSION_6}.get(version, (CALIBRATED, TESTS))
         if (tests is None) != (not layout):
             raise ValueError(f"a version {version} noise calibration "
                              f"{'without' if tests is None else 'with'} tests")
