@@ -464,7 +464,7 @@ def _manifest(
             "inputs": files, "partitions": options.partitions,
             "site_key": options.site_key.value,
             "limits": [limits.max_bytes, limits.max_tags, limits.max_depth],
-            "structure": options.structure,
+            "structure": options.structure, "digests": options.dedup_stage,
             "spans": None if spans is None else hashlib.sha1(
                 json.dumps([list(map(list, s)) for s in spans]).encode()).hexdigest()}
 
@@ -479,7 +479,11 @@ def index_is_current(
     except (OSError, ValueError):
         return False
     stores = all(page_store_path(work_dir / "pages", i).exists() for i in range(len(inputs)))
-    return bool(meta.get("manifest") == _manifest(inputs, options, spans) and stores)
+    wanted = _manifest(inputs, options, spans)
+    manifest = meta.get("manifest")
+    if isinstance(manifest, dict) and manifest.get("digests") is True:
+        wanted["digests"] = True  # pages with their digests serve a run that reads none too
+    return bool(manifest == wanted and stores)
 
 
 def build_index(
@@ -502,7 +506,8 @@ def build_index(
     jobs = [
         ScanJob(
             ScanSpec(str(path), i, options.site_key, options.limits, options.fail_fast,
-                     options.structure, spans[i] if spans is not None else None),
+                     options.structure, spans[i] if spans is not None else None,
+                     digest=options.dedup_stage),
             str(index_dir), str(page_store_path(pages_dir, i)), options.partitions,
             options.run_bytes,
         )
