@@ -951,6 +951,10 @@ def clean(
                     options.lm.auto and not options.lm.needs_lines)):
                 scored = [scores_path(work, ids[p]) for p, _ in todo]
         if options.dedup_stage:
+            if todo and options.effective_mode is Mode.CONTENT:
+                # Pass 2's content model loads numpy (content._weighted_sum): loaded before the
+                # stage's worker is forked, it is loaded once, not once in each process.
+                import numpy  # noqa: F401
             summary.dedup = find_duplicates(work, profiles, len(paths), options, progress,
                                             signed=signed)
             if options.effective_dedup is not DedupMode.OFF:
