@@ -569,7 +569,13 @@ def _page_meta(tree: LexborHTMLParser, has_crumbs: bool = True) -> PageMeta:
 def _without_marks(markup: str | bytes) -> str | bytes:
     """The markup without our marker characters, should a page hold any (real text never does)."""
     if isinstance(markup, bytes):
-        return _ANY_MARK_BYTES.sub(b"", markup) if b"\xef\xb7" in markup else markup
+        # A mark's UTF-8 starts EF B7. A search for the one byte EF runs at memchr's speed, a
+        # tenth of the search for both (0.012 against 0.15 s over dragnet's 103 MB of pages),
+        # and few pages hold an EF at all (33 of dragnet's 1,381): the second search is rare.
+        first = markup.find(b"\xef")
+        if first < 0 or markup.find(b"\xef\xb7", first) < 0:
+            return markup
+        return _ANY_MARK_BYTES.sub(b"", markup)
     return _ANY_MARK.sub("", markup) if _ANY_MARK.search(markup) else markup
 
 
