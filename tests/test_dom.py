@@ -185,6 +185,21 @@ def test_pages_that_contain_our_markers_are_still_right() -> None:
     assert clean_text(page, {page.hashes[1]}).text == "odd text"
 
 
+@pytest.mark.parametrize(("before", "mark", "text"), [
+    ("", OPEN, "odd text"),
+    ("\uff0c", OPEN, "odd \uff0c text"),  # another character whose UTF-8 starts EF, first
+    ("\ufeff\uff0c", dom.LINE, "odd \ufeff\uff0c text"),
+    ("\uff0c", "", "odd \uff0c text"),  # EF bytes, no marker
+])
+def test_utf8_pages_that_contain_our_markers_are_still_right(
+    before: str, mark: str, text: str
+) -> None:
+    html = f"<body><div>odd {before}{mark} text</div><div>two</div></body>".encode()
+    page = analyse(html)
+    assert len(page.hashes) == 2
+    assert clean_text(page, {page.hashes[1]}).text == text
+
+
 def test_page_signature_blocks_are_long_text_only() -> None:
     long = "This paragraph is certainly longer than forty characters in all."
     sig = page_signature(analyse(f"<body><p>short</p><p>{long}</p><p>{long}</p></body>"))

@@ -278,3 +278,36 @@ def test_site_key_domain_groups_subdomains(tmp_path: Path, write_archive) -> Non
     by_domain = clean([src], tmp_path / "domain",
                       Options(workers=1, site_key=SiteKeyMode.DOMAIN))
     assert (by_host.fit.sites, by_domain.fit.sites) == (2, 1)
+
+
+_NUMPY_PROBE = """
+import sys
+from warcdeboil import pipeline
+from warcdeboil.apply import OutputFormat
+found = []
+stage = pipeline.find_duplicates
+def probed(*args, **kwargs):
+    found.append("numpy" in sys.modules)
+    return stage(*args, **kwargs)
+pipeline.find_duplicates = probed
+fmt = OutputFormat(sys.argv[3])
+pipeline.clean([sys.argv[1]], sys.argv[2], pipeline.Options(workers=1, format=fmt))
+print(found, "numpy" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("fmt", "probed"), [("jsonl", "[True] True"), ("warc", "[] False")])
+def test_numpy_is_loaded_before_the_stage_only_where_pass_2_loads_it(
+    tmp_path: Path, fmt: str, probed: str
+) -> None:
+    # Content mode's pass 2 loads numpy: loaded before the duplicate stage's worker is forked,
+    # the worker does not load it again. A WARC output (template mode) never loads it here.
+    import subprocess
+    import sys
+
+    from conftest import FIXTURES
+
+    done = subprocess.run(
+        [sys.executable, "-c", _NUMPY_PROBE, str(FIXTURES / "crawl"), str(tmp_path / "out"), fmt],
+        check=True, capture_output=True, text=True)
+    assert done.stdout.strip() == probed

@@ -50,3 +50,16 @@ def test_profiles_of_another_format_are_refused(tmp_path: Path) -> None:
         reader.get("a.example")
     message = str(caught.value)
     assert str(path) in message and "fit them again" in message and "\n" not in message
+
+
+def test_partition_without_profiles_has_no_file(tmp_path: Path) -> None:
+    # An earlier fit left a profile of a.example in partition 0; this fit finds none there.
+    path = profile_path(tmp_path, 0)
+    with ProfileWriter(path) as writer:
+        writer.add(SiteProfile("a.example", 5, 4, frozenset({1})))
+    assert path.exists()
+    with ProfileWriter(path):
+        pass
+    assert list(tmp_path.iterdir()) == []
+    with ProfileReader(tmp_path, 1) as reader:
+        assert reader.get("a.example") is None

@@ -7,6 +7,7 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 from conftest import http_response, site_pages, warc_record
 
 from warcdeboil.api import Deboiler
@@ -161,3 +162,41 @@ def test_content_mode_names_repeated_blocks_it_drops(tmp_path: Path, write_archi
         assert "Share this story" not in row["text"] and "Second paragraph" in row["text"]
         assert row["removed"].get("repeated_block", 0) >= 1
         assert "link_dense_block" not in row["removed"]
+
+
+def _dragnet_pages(count: int, structure: bool) -> list:
+    from conftest import shared_file
+
+    from warcdeboil.pages import html_page
+
+    pages = []
+    for record in iter_records(str(shared_file("eval", "dragnet.warc.gz"))):
+        page = html_page(record) if record.error is None else None
+        if page is not None:
+            pages.append(analyse(page.markup, structure=structure))
+            if len(pages) == count:
+                return pages
+    return pages
+
+
+@pytest.mark.parametrize("structure", [False, True])
+def test_count_repeated_is_what_remove_repeated_removes(structure: bool) -> None:
+    # Each page's repeated set: every third of its own block digests, and of its neighbour's
+    # (some blocks are on both), as a fitted site's would be; counted with and without cuts.
+    from warcdeboil.dom import count_repeated, remove_repeated
+
+    pages = _dragnet_pages(120, structure)
+    counted = 0
+    for page, neighbour in zip(pages, pages[1:] + pages[:1], strict=True):
+        own, other = page_signature(page).texts, page_signature(neighbour).texts
+        repeated = frozenset(list(own)[::3]) | frozenset(list(other)[1::3])
+        for marked in (page.marked, remove_template(page, set(page.hashes[::4])).marked):
+            text = marked.decode("utf-8", "surrogatepass")
+            expected = remove_repeated(text, repeated)[1]
+            assert count_repeated(text, repeated) == expected
+            counted += expected
+    assert counted > 1000
+    marks = f" {LINE} a\u00a0b {LINE}  {LINE}\u2003{LINE} c "
+    digests = {block_digest(" a b "), block_digest("c"), 0}
+    assert count_repeated(marks, digests) == remove_repeated(marks, digests)[1] == 5  # 3 blank
+    assert count_repeated(marks, digests - {0}) == 2

@@ -131,3 +131,38 @@ def test_a_killed_process_leaves_nothing_partial_and_resume_finishes(tmp_path: P
     subprocess.run([*command, "--resume"], check=True, timeout=300)
     assert outputs(out) == reference, (
         f"killed after {elapsed:.2f} s, resumed: {where_they_differ(out, tmp_path / 'reference')}")
+
+
+def test_payload_digests_are_taken_only_for_runs_that_read_them(tmp_path: Path) -> None:
+    # WARC output without --dedup reads no payload digest: pass 1 leaves them out. A run that
+    # needs them (--dedup revisit) does not reuse that index; one that needs none reuses an
+    # index with them.
+    from warcdeboil.duplicates import DedupMode
+    from warcdeboil.pagestore import iter_page_store, page_store_path
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for name in ("crawl-00000.warc.gz", "crawl-00001.warc.gz"):
+        (src / name).write_bytes((CRAWL / name).read_bytes())
+    (src / "copy.warc.gz").write_bytes((CRAWL / "crawl-00000.warc.gz").read_bytes())
+
+    def digests(work: Path) -> list[bytes]:
+        return [entry.digest for i in range(3)
+                for entry in iter_page_store(page_store_path(work / "pages", i))]
+
+    work = tmp_path / "work"
+    clean([src], tmp_path / "plain", Options(workers=1), work_dir=work)
+    assert digests(work) and set(digests(work)) == {b""}
+
+    revisit = Options(workers=1, dedup=DedupMode.REVISIT)
+    clean([src], tmp_path / "reference", revisit)
+    summary = clean([src], tmp_path / "revisit", revisit, work_dir=work, resume=True)
+    assert len(summary.scan_files) == 3 and summary.dedup is not None
+    assert summary.dedup["exact"] == 12 and summary.apply.revisits_written > 0
+    assert all(len(digest) == 20 for digest in digests(work))
+    assert outputs(tmp_path / "revisit") == outputs(tmp_path / "reference")
+
+    index_written = (work / "index.json").stat().st_mtime_ns
+    clean([src], tmp_path / "again", Options(workers=1), work_dir=work, resume=True)
+    assert (work / "index.json").stat().st_mtime_ns == index_written
+    assert outputs(tmp_path / "again") == outputs(tmp_path / "plain")

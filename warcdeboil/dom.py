@@ -43,6 +43,7 @@ __all__ = [
     "block_digest",
     "clean_html",
     "clean_text",
+    "count_repeated",
     "inline_as_spaces",
     "page_signature",
     "plain_block_digests",
@@ -568,7 +569,13 @@ def _page_meta(tree: LexborHTMLParser, has_crumbs: bool = True) -> PageMeta:
 def _without_marks(markup: str | bytes) -> str | bytes:
     """The markup without our marker characters, should a page hold any (real text never does)."""
     if isinstance(markup, bytes):
-        return _ANY_MARK_BYTES.sub(b"", markup) if b"\xef\xb7" in markup else markup
+        # A mark's UTF-8 starts EF B7. A search for the one byte EF runs at memchr's speed, a
+        # tenth of the search for both (0.012 against 0.15 s over dragnet's 103 MB of pages),
+        # and few pages hold an EF at all (33 of dragnet's 1,381): the second search is rare.
+        first = markup.find(b"\xef")
+        if first < 0 or markup.find(b"\xef\xb7", first) < 0:
+            return markup
+        return _ANY_MARK_BYTES.sub(b"", markup)
     return _ANY_MARK.sub("", markup) if _ANY_MARK.search(markup) else markup
 
 
@@ -705,6 +712,21 @@ def remove_repeated(marked: str, repeated: Collection[int]) -> tuple[str, int]:
             parts[i] = ""
             removed += 1
     return ("".join(parts) if removed else marked), removed
+
+
+def count_repeated(marked: str, repeated: Collection[int]) -> int:
+    """How many blocks :func:`remove_repeated` takes out of ``marked``, without making the
+    text (a WARC output's summary counts them; it writes no text), the loops in C: the blocks
+    between runs of block marks are the non-blank ones between single marks, digested as
+    :func:`page_signature` digests them (a Python call of block_digest a block was 0.4 of a
+    dragnet WARC run's 14 s under cProfile)."""
+    if not repeated or not marked:
+        return 0
+    if 0 in repeated:  # block_digest gives a blank block 0: only remove_repeated says so
+        return remove_repeated(marked, repeated)[1]
+    texts = map(" ".join, map(str.split, _BLOCK_RUN.split(inline_as_spaces(marked))))
+    digests = map(xxh3_64_intdigest, map(_utf8, filter(None, texts)))
+    return sum(map(repeated.__contains__, digests))
 
 
 class Doomed(NamedTuple):

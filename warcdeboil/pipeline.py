@@ -465,7 +465,7 @@ def _manifest(
             "inputs": files, "partitions": options.partitions,
             "site_key": options.site_key.value,
             "limits": [limits.max_bytes, limits.max_tags, limits.max_depth],
-            "structure": options.structure,
+            "structure": options.structure, "digests": options.dedup_stage,
             "spans": None if spans is None else hashlib.sha1(
                 json.dumps([list(map(list, s)) for s in spans]).encode()).hexdigest()}
 
@@ -480,7 +480,11 @@ def index_is_current(
     except (OSError, ValueError):
         return False
     stores = all(page_store_path(work_dir / "pages", i).exists() for i in range(len(inputs)))
-    return bool(meta.get("manifest") == _manifest(inputs, options, spans) and stores)
+    wanted = _manifest(inputs, options, spans)
+    manifest = meta.get("manifest")
+    if isinstance(manifest, dict) and manifest.get("digests") is True:
+        wanted["digests"] = True  # pages with their digests serve a run that reads none too
+    return bool(manifest == wanted and stores)
 
 
 def build_index(
@@ -503,7 +507,8 @@ def build_index(
     jobs = [
         ScanJob(
             ScanSpec(str(path), i, options.site_key, options.limits, options.fail_fast,
-                     options.structure, spans[i] if spans is not None else None),
+                     options.structure, spans[i] if spans is not None else None,
+                     digest=options.dedup_stage),
             str(index_dir), str(page_store_path(pages_dir, i)), options.partitions,
             options.run_bytes,
         )
@@ -950,6 +955,10 @@ def clean(
                     options.lm.auto and not options.lm.needs_lines)):
                 scored = [scores_path(work, ids[p]) for p, _ in todo]
         if options.dedup_stage:
+            if todo and options.effective_mode is Mode.CONTENT:
+                # Pass 2's content model loads numpy (content._weighted_sum): loaded before the
+                # stage's worker is forked, it is loaded once, not once in each process.
+                import numpy  # noqa: F401
             summary.dedup = find_duplicates(work, profiles, len(paths), options, progress,
                                             signed=signed)
             if options.effective_dedup is not DedupMode.OFF:

@@ -76,27 +76,42 @@ def profile_path(directory: Path, partition: int) -> Path:
 
 
 class ProfileWriter:
-    """Writes the profiles of one partition (a context manager; commits on a clean exit)."""
+    """Writes the profiles of one partition (a context manager; commits on a clean exit).
+
+    The database is made at the first profile: a partition without one gets no file (readers
+    take a missing partition for one without profiles), and a file an earlier fit left at its
+    path goes. Most of the 64 partitions of a small run hold no site: making, filling and
+    committing an empty database for each was about a tenth of a 71-page WARC run's CPU.
+    """
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._tmp = path.with_name(path.name + ".tmp")
         self._path = path
         self._tmp.unlink(missing_ok=True)
-        self._db = sqlite3.connect(self._tmp)
-        self._db.execute("PRAGMA journal_mode=OFF")
-        self._db.execute("PRAGMA synchronous=OFF")
-        self._db.execute(_SCHEMA)
-        self._db.execute(f"PRAGMA user_version={PROFILE_FORMAT:d}")
+        self._db: sqlite3.Connection | None = None
+
+    def _opened(self) -> sqlite3.Connection:
+        if self._db is None:
+            self._db = sqlite3.connect(self._tmp)
+            self._db.execute("PRAGMA journal_mode=OFF")
+            self._db.execute("PRAGMA synchronous=OFF")
+            self._db.execute(_SCHEMA)
+            self._db.execute(f"PRAGMA user_version={PROFILE_FORMAT:d}")
+        return self._db
 
     def add(self, profile: SiteProfile) -> None:
-        self._db.execute("INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?, ?, ?)",
-                         profile_row(profile))
+        self._opened().execute("INSERT OR REPLACE INTO profiles VALUES (?, ?, ?, ?, ?, ?)",
+                               profile_row(profile))
 
     def __enter__(self) -> ProfileWriter:
         return self
 
     def __exit__(self, exc_type: object, *_: object) -> None:
+        if self._db is None:
+            if exc_type is None:
+                self._path.unlink(missing_ok=True)  # no profile: none of an earlier fit stays
+            return
         if exc_type is None:
             self._db.commit()
             self._db.close()
