@@ -8,6 +8,8 @@ rewrites the archives without it. See README.md for the command line; in Python:
     summary = clean(["crawl/"], "cleaned/")
 """
 
+from typing import TYPE_CHECKING
+
 from .api import CleanPage, Deboiler
 from .apply import OutputFormat
 from .compression import Codec
@@ -24,18 +26,25 @@ from .fit import FitParams, SiteProfile
 from .pipeline import Options, RunSummary, apply_profiles, build_index, clean, fit_profiles
 from .reader import WarcRecord, iter_records, read_record_at
 from .sitekey import SiteKeyMode
-from .urlrules import UrlRules
+
+if TYPE_CHECKING:
+    from .lm import LanguageModel
+    from .urlrules import UrlRules
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    # The language model needs numpy: imported when asked for, so that the command line and
-    # the cleaning library start without it.
+    # The language model needs numpy, and URL rules a package of their own: imported when
+    # asked for, so that the command line and the cleaning library start without them.
     if name == "LanguageModel":
         from .lm import LanguageModel
 
         return LanguageModel
+    if name == "UrlRules":
+        from .urlrules import UrlRules
+
+        return UrlRules
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from .apply import Mode, clean_document, clean_page, page_fields
 from .dom import PageSignature, analyse, page_signature
 from .fit import FitParams, SiteProfile, fit_site
-from .lm_filter import LmSettings, PageScorer
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 
 if TYPE_CHECKING:
@@ -101,6 +100,8 @@ class Deboiler:
         """Clean each page with its site's profile (pages of unknown sites pass unchanged)."""
         scorer = None
         if self.language_model is not None:
+            from .lm_filter import LmSettings, PageScorer  # only with a language model
+
             scorer = PageScorer(LmSettings("in memory"), self.language_model)
         for url, markup in pages:
             site = self._keyer(url)

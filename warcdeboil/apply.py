@@ -22,13 +22,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from isal import igzip
 
-from .cleanstore import iter_cleaned_store
 from .compression import Codec
-from .content import KIND_ITEM, Block, Extraction, extract, split_blocks, without_repeated
 from .dom import (
     CleanText,
     Doomed,
@@ -45,9 +43,6 @@ from .doomedstore import DoomedReader
 from .duplicates import DedupMode, Kind, Verdict, VerdictReader, duplicate_fields
 from .errors import ConfigError, InputError, RecordError, WorkDirError
 from .fit import SiteProfile
-from .language import Guess, identify, iso639_3, primary_subtag
-from .lm_filter import LmSettings, PageScore, PageScorer
-from .markdown import render
 from .meter import Meter, Report, input_bytes
 from .names import escape_name
 from .pages import HtmlPage, PageLimits, html_page, payload_sha1
@@ -68,9 +63,15 @@ from .relink import LinkLog
 from .scan import no_records, record_problem, unaddressable_counted
 from .sitekey import SiteKeyer, SiteKeyMode
 from .tally import Tally
-from .urlrules import UrlRules
 from .writer import AtomicFile, WarcWriter, rebuild_record, sha1_digest
 from .zstdio import train_dictionary
+
+if TYPE_CHECKING:
+    # Imported where used: a template-mode run (WARC output, no --lm, no URL rules) needs none.
+    from .content import Block, Extraction
+    from .language import Guess
+    from .lm_filter import LmSettings, PageScore, PageScorer
+    from .urlrules import UrlRules
 
 __all__ = ["ApplyJob", "OutputFormat", "ProfileLookup", "apply_file", "page_fields"]
 
@@ -192,8 +193,11 @@ def _apply(
 ) -> None:
     keyer = SiteKeyer(job.site_key)
     # The model is loaded once for the file, before its first record is read.
-    scorer = (PageScorer(job.lm, load=job.scores_store is None) if job.lm is not None
-              else None)
+    scorer = None
+    if job.lm is not None:
+        from .lm_filter import PageScorer  # numpy and the model only with --lm
+
+        scorer = PageScorer(job.lm, load=job.scores_store is None)
     store = None
     if lookup is None and job.profiles_dir:
         store = ProfileReader(Path(job.profiles_dir), job.partitions)
@@ -233,6 +237,9 @@ def _fill(
               and job.cleaned_store is None and Path(job.doomed).exists() else None)
     if job.page_store is not None and job.format is not OutputFormat.WARC:
         # Text outputs need only what pass 1 stored: the archive is not read again.
+        from .cleanstore import iter_cleaned_store  # content mode's store (text outputs only)
+        from .language import Guess
+
         cleaned = (iter_cleaned_store(Path(job.cleaned_store)) if job.cleaned_store is not None
                    else None)
         for entry in iter_page_store(Path(job.page_store)):
@@ -411,8 +418,12 @@ def clean_page(
     marked = removal.marked.decode("utf-8", "surrogatepass")
     content: Extraction | None = None
     if mode is Mode.CONTENT:
+        from .content import extract  # the content model: not loaded by template-mode runs
+
         content = extract(marked, repeated=repeated)
     elif page.structured:
+        from .content import split_blocks, without_repeated
+
         content = without_repeated(split_blocks(marked), repeated)
     if content is not None:
         text = content.text
@@ -586,6 +597,8 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
         return _TextSink(out, job.codec, dictionary, names)
     rules = None
     if job.url_rules is not None:  # loaded by each worker, once for its input
+        from .urlrules import UrlRules  # only runs with --url-rules
+
         rules = UrlRules.load(job.url_rules)
     return _JsonlSink(out, job.codec, job.path, markdown=job.format is OutputFormat.MARKDOWN,
                       duplicates=job.dedup is not DedupMode.OFF, rules=rules)
@@ -797,6 +810,8 @@ class _TextSink(_Sink):
             ("WARC-Block-Digest", sha1_digest(body)),
         ]
         # Common Crawl's header and codes (ISO 639-3); one language, none when unsure.
+        from .language import identify, iso639_3  # WET output only: not loaded by WARC output
+
         guess = result.language if result.language is not None else identify(
             result.cleaned.text)
         language = iso639_3(guess.language)
@@ -863,6 +878,9 @@ def page_fields(
     """What JSONL output says of a cleaned page beyond its record (title to removed, in the
     JSONL's order); the in-memory API's pages carry the same. ``score``: its perplexity (--lm),
     and each line's when they were asked for; ``guess``: ``identify`` of its text, when known."""
+    from .language import identify, primary_subtag  # JSONL output and the API only
+    from .markdown import render
+
     meta = page.meta
     if guess is None:
         guess = identify(cleaned.text)
@@ -897,6 +915,8 @@ def page_fields(
 
 def _lists(blocks: list[Block]) -> list[list[str]]:
     """Runs of consecutive list items, each run one list."""
+    from .content import KIND_ITEM  # JSONL output only
+
     lists: list[list[str]] = []
     previous = False
     for block in blocks:

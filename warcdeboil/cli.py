@@ -558,8 +558,6 @@ def _lm_settings(
     """The run's language model settings (None without --lm), the model read once here so
     that a missing or damaged one stops the run before any record is read. ``run``: the
     command has pass 1's page stores (clean), which --lm auto and buckets are made from."""
-    from .lm_filter import AUTO, BUCKETS, LmSettings, check_model
-
     if model is None:
         for given, name in ((line_scores, "--line-perplexity"),
                             (max_line is not None, "--max-line-perplexity"),
@@ -569,6 +567,8 @@ def _lm_settings(
             if given:
                 raise typer.BadParameter("needs --lm MODEL (or --lm auto)", param_hint=name)
         return None
+    from .lm_filter import AUTO, BUCKETS, LmSettings, check_model  # only with --lm
+
     kept = None
     if keep is not None:
         kept = tuple(name.strip() for name in keep.split(",") if name.strip())

@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .apply import ApplyJob, Mode, OutputFormat, apply_file, default_mode, needs_structure
 from .compression import Codec
@@ -30,7 +30,6 @@ from .duplicates import DEDUP_FORMAT, DedupMode, SignJob, signatures_dir, verdic
 from .errors import ConfigError, JobError, WarcDeboilError, WorkDirError
 from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
-from .lm_filter import LmSettings
 from .meter import input_bytes
 from .names import escape_name
 from .pages import PageLimits
@@ -52,8 +51,10 @@ from .selection import SiteFilter, read_selection, selected_files
 from .signals import Interrupted, held, ignore_signals_in_worker
 from .sitekey import SiteKeyMode
 from .tally import Tally
-from .urlrules.run import check_rules_path, learn_run, rules_path, write_rules
 from .writer import remove_parts
+
+if TYPE_CHECKING:
+    from .lm_filter import LmSettings  # the perplexity filter: only runs with --lm use it
 
 __all__ = [
     "FitStats",
@@ -727,6 +728,8 @@ def learn_url_rules(work_dir: Path, options: Options) -> dict[str, Any]:
     process (numpy stays out of this one), and write them to ``options.url_rules``
     atomically; the summary's ``url_rules``: where they went, sites and rules learned."""
     assert options.url_rules is not None
+    from .urlrules.run import rules_path, write_rules  # URL rules: only runs that learn them
+
     (counts,) = _run_jobs(_learn_rules, [(str(work_dir), options.site_key)], 1, lambda _: None,
                           None, stage="dedup", name=lambda job: job[0], elsewhere=True)
     write_rules(rules_path(work_dir).read_text(encoding="utf-8"), options.url_rules)
@@ -735,6 +738,8 @@ def learn_url_rules(work_dir: Path, options: Options) -> dict[str, Any]:
 
 def _learn_rules(job: tuple[str, SiteKeyMode],
                  report: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    from .urlrules.run import learn_run
+
     return learn_run(Path(job[0]), job[1])
 
 
@@ -899,6 +904,8 @@ def clean(
         discover_inputs(inputs, exclude=out), None)
     planned = plan_outputs(found, out, options.format, options.compress)
     if options.url_rules is not None:
+        from .urlrules.run import check_rules_path
+
         check_rules_path(options.url_rules, [str(p) for p, _ in found],
                          [str(plan.output) for plan in planned], str(out))
     check_writable(out)
@@ -968,6 +975,8 @@ def clean(
                 ids = {p: i for i, p in enumerate(paths)}
                 doomed = [doomed_path(work / "dedup", ids[p]) for p, _ in todo]
         if options.url_rules is not None:
+            from .urlrules.run import rules_path
+
             rules = rules_path(work)
             summary.url_rules = learn_url_rules(work, options)
         if todo:
