@@ -50,11 +50,7 @@ from warcdeboil.content import (  # noqa: E402
     context_columns,
     extract_blocks,
 )
-from warcdeboil.evaluate import load_gold, score_text  # noqa: E402
-from warcdeboil.fit import FitParams, fit_site  # noqa: E402
-from warcdeboil.pages import html_page  # noqa: E402
-from warcdeboil.reader import iter_records  # noqa: E402
-from warcdeboil.sitekey import SiteKeyer, SiteKeyMode, url_sort_key  # noqa: E402
+from warcdeboil.evaluate import score_text  # noqa: E402
 
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # site, gold site, blocks, gold text, repeated digests, words of each candidate left on the page
@@ -66,47 +62,33 @@ def words(name: str | None) -> frozenset[str]:
     return frozenset(w.lower() for w in _WORD.findall(name or "") if len(w) > 1)
 
 
+def candidate_words(markup: str | bytes) -> list[frozenset[str]]:
+    """The class and id words of each candidate element of a page, in document order (the
+    order of the analysis's ``OPEN`` marks)."""
+    body = dom._parse(markup).body
+    if body is None:
+        return []
+    elements, ids = dom._elements_as_analysed(body, strip=True)
+    return [words(node.attributes.get("class")) | words(node.attributes.get("id"))
+            if node.attributes else frozenset()
+            for node in compress(elements, map(dom._CANDIDATE_SEEDS.__contains__, ids))]
+
+
 def load_pages(directory: Path, name: str) -> list[Page]:
     """``train_content.load_pages``, with the words of each candidate the template left."""
-    gold = load_gold(directory / f"{name}.gold.jsonl.gz")
-    keyer = SiteKeyer(SiteKeyMode.HOST)
-    pages = []
-    for record in iter_records(directory / f"{name}.warc.gz"):
-        if record.error or record.rec_type != "response":
-            continue
-        page = html_page(record)
-        if page is None or page.url not in gold:
-            continue
-        text = dom.analyse(page.markup, structure=True)
-        body = dom._parse(page.markup).body
-        names: list[frozenset[str]] = []
-        if body is not None:
-            elements, ids = dom._elements_as_analysed(body, strip=True)
-            for node in compress(elements, map(dom._CANDIDATE_SEEDS.__contains__, ids)):
-                attributes = node.attributes
-                names.append(words(attributes.get("class")) | words(attributes.get("id"))
-                             if attributes else frozenset())
-        if text.marked.count(dom.OPEN.encode()) != len(names):
-            raise SystemExit(f"{page.url}: candidates and marks differ")
-        pages.append((page.url, keyer(page.url), text, names))
-    by_site = defaultdict(list)
-    for url, site, text, _ in pages:
-        by_site[site].append((url_sort_key(url), dom.page_signature(text)))
-    profiles = {}
-    for site, items in by_site.items():
-        items.sort(key=lambda item: item[0])
-        profiles[site] = fit_site(site, [sig for _, sig in items], FitParams())
     out: list[Page] = []
-    for url, site, text, names in pages:
-        profile = profiles[site]
+    for url, site, text, profile, gold, names in tc.fitted_pages(directory, name,
+                                                                 candidate_words):
+        if text.marked.count(dom.OPEN.encode()) != len(names):
+            raise SystemExit(f"{url}: candidates and marks differ")
         cuts, _, _ = dom.template_cuts(text, profile.template, profile.template_slots)
         marked = dom.remove_template(text, profile.template, profile.template_slots).marked
         spans = text.spans
         left = [n for i, n in enumerate(names)
                 if not any(start <= spans[2 * i] < end for start, end, _, _ in cuts)]
         blocks = content.split_blocks(marked.decode("utf-8", "surrogatepass"))
-        out.append((site, gold[url].site or site, blocks, gold[url].gold,
-                    frozenset(profile.repeated), left))
+        out.append((site, gold.site or site, blocks, gold.gold, frozenset(profile.repeated),
+                    left))
     return out
 
 

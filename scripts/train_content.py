@@ -30,8 +30,10 @@ import argparse
 import json
 import zlib
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from statistics import mean
+from typing import Any
 
 from warcdeboil.content import (
     CONTEXT_FEATURE_NAMES,
@@ -76,9 +78,12 @@ REGULARISATION_C = 1.0
 DATASET_WEIGHTS = {"scrapinghub": 2.0, "wceb": 0.15}
 
 
-def load_pages(eval_dir: Path, name: str) -> list[tuple[str, str, list, str, frozenset[int]]]:
-    """(site, gold site, blocks, gold text, the site's repeated blocks) per page of one dataset,
-    template removed."""
+def fitted_pages(eval_dir: Path, name: str,
+                 also: Callable[[str | bytes], Any] | None = None) -> list[tuple]:
+    """(URL, site, analysed page, the site's fitted profile, the page's gold, ``also(markup)``)
+    per page of one dataset with gold: each site's template fitted on its pages in URL order,
+    as the run's fit does. ``also`` (None when not given) keeps what a caller needs of a page's
+    markup beyond the analysis."""
     gold = load_gold(eval_dir / f"{name}.gold.jsonl.gz")
     keyer = SiteKeyer(SiteKeyMode.HOST)
     pages = []
@@ -88,24 +93,27 @@ def load_pages(eval_dir: Path, name: str) -> list[tuple[str, str, list, str, fro
         page = html_page(record)
         if page is None or page.url not in gold:
             continue
-        pages.append((page.url, keyer(page.url), analyse(page.markup, structure=True)))
+        pages.append((page.url, keyer(page.url), analyse(page.markup, structure=True),
+                      also(page.markup) if also is not None else None))
     by_site = defaultdict(list)
-    for url, site, text in pages:
+    for url, site, text, _ in pages:
         by_site[site].append((url_sort_key(url), page_signature(text)))
-    templates = {}
-    repeated = {}
-    slots = {}
+    profiles = {}
     for site, items in by_site.items():
         items.sort(key=lambda item: item[0])
-        profile = fit_site(site, [sig for _, sig in items], FitParams())
-        templates[site] = profile.template
-        repeated[site] = profile.repeated
-        slots[site] = profile.template_slots
+        profiles[site] = fit_site(site, [sig for _, sig in items], FitParams())
+    return [(url, site, text, profiles[site], gold[url], extra)
+            for url, site, text, extra in pages]
+
+
+def load_pages(eval_dir: Path, name: str) -> list[tuple[str, str, list, str, frozenset[int]]]:
+    """(site, gold site, blocks, gold text, the site's repeated blocks) per page of one dataset,
+    template removed."""
     out = []
-    for url, site, text in pages:
-        marked = remove_template(text, templates[site], slots[site]).marked
+    for _, site, text, profile, gold, _ in fitted_pages(eval_dir, name):
+        marked = remove_template(text, profile.template, profile.template_slots).marked
         blocks = split_blocks(marked.decode("utf-8", "surrogatepass"))
-        out.append((site, gold[url].site or site, blocks, gold[url].gold, repeated[site]))
+        out.append((site, gold.site or site, blocks, gold.gold, profile.repeated))
     return out
 
 
