@@ -63,5 +63,32 @@ def test_a_lean_store_keeps_each_blocks_text_and_kind(tmp_path: Path) -> None:
                                                              for b in page[3].blocks]
         assert came[3].removed == page[3].removed and came[3].text == page[3].text
         assert all((b.chars, b.ancestors, b.marked) == (0, (), "") for b in came[3].blocks)
-    fields = json.loads(_encode(PAGES[0], lean=True).decode("utf-8", "surrogatepass"))
-    assert fields[6] == [["Héllo wörld", 1], ["A line\ud800 with a lone surrogate", 0]]
+    # A JSON line of everything but the text, then the text as it is, a block a line.
+    head, _, body = _encode(PAGES[0], lean=True).partition(b"\n")
+    assert json.loads(head.decode("utf-8", "surrogatepass"))[6] == [1, 0]
+    assert body.decode("utf-8", "surrogatepass") == PAGES[0][2].text
+
+
+LEAN_EDGES: list[Cleaned] = [
+    # One block of no text; a block holding a line break (kept by the JSON form).
+    (1, "https://example.com/e", CleanText("", 0, 0), Extraction([Block("", 0, 0, 0, ())], {}),
+     0, "", 0.0),
+    (2, "https://example.com/f", CleanText("two\nlines\nthird", 1, 0),
+     Extraction([Block("two\nlines", 7, 8, 0, ()), Block("third", 0, 5, 0, ())], {"x": 1}),
+     1, "en", 0.5),
+    (3, "https://example.com/g", CleanText("\n\n", 0, 0), None, 0, "", 0.0),
+]
+
+
+@pytest.mark.parametrize("page", LEAN_EDGES)
+def test_a_lean_store_keeps_edge_cases(tmp_path: Path, page: Cleaned) -> None:
+    path = tmp_path / "f000000.cleaned"
+    with CleanedStoreWriter(path, lean=True) as store:
+        store.add(page)
+    (came,) = iter_cleaned_store(path)
+    assert came[:3] == page[:3] and came[4:] == page[4:]
+    assert (came[3] is None) == (page[3] is None)
+    if page[3] is not None and came[3] is not None:
+        assert [(b.text, b.kind) for b in came[3].blocks] == [(b.text, b.kind)
+                                                             for b in page[3].blocks]
+        assert came[3].removed == page[3].removed

@@ -467,10 +467,31 @@ def test_keys_alike_in_their_high_bits_are_still_sorted_and_grouped() -> None:
 def test_units_are_numbered_by_first_occurrence_with_their_ids() -> None:
     from warcdeboil.lm.units import numbered_units
 
-    distinct, ids, numbers = numbered_units(["b", "a", "b", LINE, "c", "a"])
+    distinct, ids, numbers = numbered_units("b A B\nc a")  # folded: "A" is "a"
     assert distinct == ["b", "a", LINE, "c"]
     assert numbers.tolist() == [0, 1, 0, 2, 3, 1]
     assert ids.tolist() == [token_id("b"), token_id("a"), BOUNDARY, token_id("c")]
-    distinct, ids, numbers = numbered_units(["x", "x"])  # no line break: one is added, last
+    distinct, ids, numbers = numbered_units("x X")  # no line break: one is added, last
     assert distinct == ["x", LINE] and numbers.tolist() == [0, 0]
     assert ids.tolist() == [token_id("x"), BOUNDARY]
+    distinct, ids, numbers = numbered_units("Price 12 or 34.")  # digits read as 0
+    assert distinct == ["price", "00", "or", ".", LINE] and numbers.tolist() == [0, 1, 2, 1, 3]
+    distinct, _, numbers = numbered_units("")
+    assert distinct == [LINE] and numbers.tolist() == []
+
+
+def test_units_folded_one_by_one_are_those_of_the_text_folded_whole() -> None:
+    """Training folds each distinct unit (lower case, digits as 0) instead of the whole text:
+    the same units for every code point, beside letters, marks and digits, and for a capital
+    sigma, whose lower case depends on what follows it (the text is then folded whole)."""
+    from warcdeboil.lm.units import folded, numbered_units, split_units, unfolded_units
+
+    everything = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    for start in range(0, len(everything), 4096):
+        text = " ".join(f"A{c}a{c}7{c}.{c}\u00c9" for c in everything[start:start + 4096])
+        found, done = unfolded_units(text)
+        assert not done or "\u03a3" in text
+        assert (found if done else folded(found)) == split_units(text), start
+    for text in ["ΟΔΟΣ. Β", "ΑΣ.Β ΣΑΣ", "Straße İstanbul ǅ 12,50 €"]:
+        distinct, _, numbers = numbered_units(text)
+        assert [distinct[n] for n in numbers.tolist()] == split_units(text)

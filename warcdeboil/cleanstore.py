@@ -9,11 +9,13 @@ in it (pass 2 does not identify it again), as JSON, zstd-compressed, length-pref
 pickle: a work directory must not be able to run code).
 
 A lean store keeps of each block only its text and kind, all that JSONL and WET-style output
-read of them (headings, lists, the text; the line filter keeps or drops whole blocks): half the
-JSON, and on dragnet 0.11 of the 0.23 CPU-s the store cost to write and read back
-(``benchmarks/results/lm-cost-2026-11-25b.md``). Markdown output renders every field of the
-blocks, so its runs keep them all. A lean store's blocks read back with zeros and empty
-values in the other fields.
+read of them (headings, lists, the text; the line filter keeps or drops whole blocks). Its entry
+is a line of JSON with everything but the text, then the blocks' text as UTF-8, a block a line
+(a block's text is one line): no character of the text is escaped or scanned by a JSON coder,
+which made the store cost half as much to write and read back again (on dragnet, 113 -> 60 ms;
+``benchmarks/results/lm-cost-2026-11-25d.md``). Markdown output renders every field of the
+blocks, so its runs keep them all, as JSON. A lean store's blocks read back with zeros and
+empty values in the other fields.
 """
 
 from __future__ import annotations
@@ -39,7 +41,44 @@ pass 2 then does not ask again)."""
 _FRAME = struct.Struct("<I")
 
 
+def _encode_lean(cleaned: Cleaned) -> bytes | None:
+    """A lean entry: a JSON line, then the text (None: a block holds a line break, which
+    only the JSON form keeps)."""
+    ordinal, url, text, content, removed_blocks, language, confidence = cleaned
+    if content is None:
+        head = [ordinal, url, None, text.removed, text.slots, removed_blocks, None, None,
+                language, confidence]
+        body = text.text
+    else:
+        blocks = content.blocks
+        body = content.text
+        if body.count("\n") != max(len(blocks) - 1, 0):
+            return None
+        head = [ordinal, url, None if text.text == body else text.text, text.removed,
+                text.slots, removed_blocks, [b.kind for b in blocks], content.removed,
+                language, confidence]
+    # json.dumps escapes every line break of a string: the first raw one ends the head.
+    return b"%s\n%s" % (json.dumps(head, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"), body.encode("utf-8", "surrogatepass"))
+
+
+def _decode_lean(raw: bytes) -> Cleaned:
+    head, _, body = raw.partition(b"\n")
+    (ordinal, url, text, removed, slots, removed_blocks, kinds, counts, language,
+     confidence) = json.loads(head.decode("utf-8", "surrogatepass"))
+    tail = body.decode("utf-8", "surrogatepass")
+    content = None
+    if kinds is not None:
+        texts = tail.split("\n") if kinds else []
+        content = Extraction([Block(t, k, 0, 0, ()) for t, k in zip(texts, kinds, strict=True)],
+                             dict(counts))
+    return (ordinal, url, CleanText(tail if text is None else text, removed, slots), content,
+            removed_blocks, language, confidence)
+
+
 def _encode(cleaned: Cleaned, lean: bool = False) -> bytes:
+    if lean and (entry := _encode_lean(cleaned)) is not None:
+        return entry
     ordinal, url, text, content, removed_blocks, language, confidence = cleaned
     blocks = None
     removed = None
@@ -58,6 +97,8 @@ def _encode(cleaned: Cleaned, lean: bool = False) -> bytes:
 
 
 def _decode(raw: bytes) -> Cleaned:
+    if b"\n" in raw:  # a lean entry: the JSON form holds no raw line break
+        return _decode_lean(raw)
     (ordinal, url, text, removed, slots, removed_blocks, blocks, counts, language,
      confidence) = json.loads(raw.decode("utf-8", "surrogatepass"))
     content = None
@@ -79,7 +120,9 @@ class CleanedStoreWriter(SideFileWriter):
 
     def __init__(self, path: Path, lean: bool = False) -> None:
         super().__init__(path)
-        self._compressor = zstandard.ZstdCompressor(level=1)
+        # zstd's level -1, as the page store: dragnet's lean store took 0.77 G instructions
+        # to write and read back at level 1 for 2.5 MB, 0.67 G at -1 for 3.3 MB.
+        self._compressor = zstandard.ZstdCompressor(level=-1)
         self._lean = lean
 
     def add(self, cleaned: Cleaned) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .units import BOUNDARY, LINE, extend_keys, numbered_units, split_units
+from .units import BOUNDARY, LINE, extend_keys, numbered_units
 
 __all__ = ["CountTable", "NgramCounts", "adjusted_counts", "count_of_counts"]
 
@@ -142,15 +142,14 @@ class NgramCounts:
 
     def add_text(self, text: str) -> None:
         """Count one chunk of text."""
-        found = split_units(text)
-        if not found:
+        distinct, ids, numbers = numbered_units(text)
+        if not len(numbers):
             if self.keep is not None:  # one line without a unit: <s> </s>
                 self.keep([LINE], np.zeros(2, np.intp))
             return
-        distinct, ids, numbers = numbered_units(found)
         line = len(distinct) - 1 if distinct[-1] == LINE else distinct.index(LINE)
         # The chunk's units by number, a boundary first and last and no two boundaries in a row.
-        number = np.empty(len(found) + 2, dtype=np.intp)
+        number = np.empty(len(numbers) + 2, dtype=np.intp)
         number[0] = number[-1] = line
         number[1:-1] = numbers
         if self.keep is not None:  # every line, the empty ones included (as scoring reads it)
@@ -165,7 +164,7 @@ class NgramCounts:
     def _count(self, number: np.ndarray, ids: np.ndarray, names: list[str]) -> None:
         """Count the n-grams of a chunk's units, given as numbers of distinct units with their
         ids and names."""
-        units = ids[number]
+        units = np.take(ids, number, mode="clip")  # numbers index ids: no check needed
         inner = units != BOUNDARY  # units an n-gram may hold inside it
         # Where an n-gram of the order ends: it may start at a boundary (<s>), but hold none
         # inside it; for bigrams, every position but the first.

