@@ -683,13 +683,14 @@ def keep_items(blocks: list[Block], keep: list[bool]) -> list[bool]:
 # than PROSE_ITEMS_OUTSIDE characters of prose (blocks of LISTING_PROSE_CHARS outside links, not
 # in readers' comments) out of the list. Its blocks stay, but those in navigation, asides or
 # readers' comments (the comments rule's to judge). A list of related teasers beside an article
-# has neither: the article's paragraphs hold the prose. A page with PROSE_ITEMS_OUTSIDE of prose,
-# half of it in one parent or in fewer than ITEM_GROUP parents, is an article and not searched
-# (the search is what costs: 0.35 G instructions on dragnet, where it runs on 47 % of the pages).
+# has neither: the article's paragraphs hold the prose. A page with PROSE_ITEMS_OUTSIDE characters
+# of prose or more, half of it in one parent or in fewer than ITEM_GROUP parents, is an article
+# and not searched (the search is what costs: 0.35 G instructions on dragnet, 551 of whose 1,381
+# pages it searches).
 # On WCXB's calibration sites (scripts/convert_wceb.py), mean F1 all 0.7677 -> 0.7745, listings
 # 0.568 -> 0.607, collections 0.489 -> 0.506, documentation 0.745 -> 0.750, products 0.525 ->
 # 0.531, services 0.700 -> 0.708, forums 0.637 -> 0.643, articles unchanged; ../shared/eval
-# calibration sites: cleaneval +0.002, scrapinghub -0.0006 (teasers under a short article), the
+# calibration sites: cleaneval +0.002, scrapinghub -0.0006 (entries repeating a post's title), the
 # others within 0.0001. Chosen on calibration sites among: no gate (WCXB +0.010, but scrapinghub
 # -0.005 and dragnet -0.001: related stories under articles), the list holding 20-50 % of the
 # page's text, its length against the text kept outside it, the longest text alone, prose
@@ -715,8 +716,8 @@ def keep_prose_items(blocks: list[Block], keep: list[bool],
              for u, r in zip(unlinked, roles, strict=True)]
     total = sum(prose)
     if total >= PROSE_ITEMS_OUTSIDE:
-        # An article: most of its prose in one parent, or in fewer parents than a list has
-        # items (the test costs a few microseconds; looking for lists, 70 a dragnet page).
+        # An article: half of its prose in one parent, or in fewer parents than a list has
+        # items (a few microseconds; the search for lists takes about 70 on a dragnet page).
         if in_best_parent is None:
             in_best_parent = feature_columns(blocks)[_BEST_PARENT_COLUMN]
         if 2 * sum(compress(prose, in_best_parent)) >= total or \
