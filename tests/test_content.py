@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ from warcdeboil.content import (
     KIND_ITEM,
     LISTING_THRESHOLD,
     MAX_ANCESTORS,
+    PROSE_ITEMS_KEPT,
+    PROSE_ITEMS_OUTSIDE,
     THREAD_COMMENT_CHARS,
     ContentModel,
     comment_roles,
@@ -31,6 +34,7 @@ from warcdeboil.content import (
     is_thread,
     judge,
     keep_items,
+    keep_prose_items,
     load_model,
     select_blocks,
     split_blocks,
@@ -484,6 +488,100 @@ def test_a_page_with_prose_is_no_listing() -> None:
     assert not is_listing(blocks)
     text = extract_blocks(blocks).text
     assert "Local" not in text and "the most it has recorded" in text
+
+
+
+POSTS = (
+    ("How we moved our build to a single machine",
+     "Our nightly build used to spread over nine servers. This post walks through the profiling "
+     "that showed most of the time went to copying files, and the cache that removed the "
+     "copies, with the numbers from before and after the change."),
+    ("A year of running our own mail server",
+     "Twelve months ago we stopped paying for hosted mail. Here is what broke, what it cost in "
+     "evenings and weekends, and why we would still make the same choice again next year, "
+     "with the costs laid out month by month."),
+    ("Why our tests run in random order now",
+     "Hidden dependencies between tests hid three real bugs for a year. Shuffling the order on "
+     "every run found them in a week; the seed printed on failure makes every run repeatable, "
+     "and the bugs are fixed."),
+    ("Notes from rewriting the search page",
+     "The old search page made four requests before it showed anything. The new one makes one, "
+     "renders on the server, and is twice as fast on the slow phones most of our readers use, "
+     "which we measured for a month."),
+    ("What we learned from a week without meetings",
+     "We cancelled every recurring meeting for a week and wrote down what we missed. The list "
+     "was short: two decisions waited a day longer, and nobody asked for the meetings back "
+     "when the week was over."),
+)
+
+
+def _blog_index() -> list:
+    """A blog's home page: a menu, then posts of a linked title and a summary of prose."""
+    posts = "".join(f"<div class='entry'><h2><a href='/p/{n}'>{title}</a></h2><p>{summary}</p>"
+                    f"<a href='/p/{n}'>Read more</a></div>"
+                    for n, (title, summary) in enumerate(POSTS))
+    menu = "".join(f"<li><a href='/c/{n}'>{name}</a></li>"
+                   for n, name in enumerate(("Home", "Archive", "About", "Jobs")))
+    html = (f"<html><head><title>Engineering blog</title></head><body><nav><ul>{menu}</ul></nav>"
+            f"<div id='content'><h1>Engineering blog</h1><div class='entries'>{posts}</div></div>"
+            "<footer><a href='/privacy'>Privacy</a> <a href='/rss'>RSS</a></footer></body></html>")
+    return split_blocks(analyse(html, structure=True).marked.decode())
+
+
+def test_a_list_of_posts_with_prose_keeps_every_title() -> None:
+    blocks = _blog_index()
+    assert not is_listing(blocks)  # the summaries are prose
+    text = extract_blocks(blocks).text.splitlines()
+    for title, summary in POSTS:
+        assert title in text and summary in text, title
+    for junk in ("Home", "Archive", "Jobs", "Privacy RSS"):
+        assert junk not in text, junk
+    # The model alone dropped the titles of the last posts (linked, near the page's end); the
+    # posts hold the page's prose, so their list is its content and every title stays.
+    alone = [b.text for b, ok in zip(blocks, select_blocks(blocks), strict=True) if ok]
+    assert POSTS[-1][0] not in alone and POSTS[-1][1] in alone
+    assert [b.text for b, ok in zip(blocks, keep_prose_items(blocks, select_blocks(blocks)),
+                                    strict=True) if ok] == text
+
+
+def _article_with_stories(paragraphs: list[str]) -> list:
+    """An article, then four stories of the blog under it: a linked title and a summary."""
+    stories = "".join(f"<div class='story'><h3><a href='/p/{n}'>{title}</a></h3><p>{summary}</p>"
+                      "</div>" for n, (title, summary) in enumerate(POSTS[:4]))
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    html = ("<html><body><nav><a href='/'>Home</a> <a href='/blog'>Blog</a></nav><main><article>"
+            f"<h1>The north pier reopens</h1>{body}</article>"
+            f"<div class='more'><h2>More from the blog</h2>{stories}</div></main></body></html>")
+    return split_blocks(analyse(html, structure=True).marked.decode())
+
+
+def test_an_article_still_drops_the_titles_of_the_stories_under_it() -> None:
+    p = COPY_PARAGRAPHS
+    article = [" ".join(p), " ".join(p[1:] + p[:1]), " ".join(p[2:] + p[:2])]
+    blocks = _article_with_stories(article)
+    kept = [b.text for b, ok in zip(blocks, judge(blocks)[0], strict=True) if ok]
+    assert all(paragraph in kept for paragraph in article)
+    # The model kept three of the stories' summaries, but the article's paragraphs (1,200
+    # characters, the longest text) hold the page's prose: the titles go.
+    assert sum(summary in kept for _, summary in POSTS[:4]) >= PROSE_ITEMS_KEPT
+    assert not any(title in kept for title, _ in POSTS[:4])
+    # An article of one paragraph leaves less than PROSE_ITEMS_OUTSIDE characters of prose
+    # beside the stories: they are taken for the page's list of posts (the rule's cost).
+    short = _article_with_stories(article[:1])
+    assert sum(b.chars - b.link_chars for b in short[2:3]) < PROSE_ITEMS_OUTSIDE
+    kept = [b.text for b, ok in zip(short, judge(short)[0], strict=True) if ok]
+    assert all(title in kept for title, _ in POSTS[:4])
+
+
+def test_prose_items_skip_navigation_and_comments() -> None:
+    blocks = _blog_index()
+    keep = select_blocks(blocks)
+    # The same page with its posts inside readers' comments: the comments rule's to judge.
+    in_comments = [replace(b, roles=b.roles | 1 << ROLE_COMMENTS) if b.kind == 2 or
+                   b.text in {s for _, s in POSTS} or b.text == "Read more" else b
+                   for b in blocks]
+    assert keep_prose_items(in_comments, keep) == keep
+    assert keep_prose_items([], []) == []
 
 
 def test_a_single_page_gets_its_main_content() -> None:
