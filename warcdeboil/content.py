@@ -685,17 +685,8 @@ def keep_items(blocks: list[Block], keep: list[bool]) -> list[bool]:
 # readers' comments (the comments rule's to judge). A list of related teasers beside an article
 # has neither: the article's paragraphs hold the prose. A page with PROSE_ITEMS_OUTSIDE characters
 # of prose or more, half of it in one parent or in fewer than ITEM_GROUP parents, is an article
-# and not searched (the search is what costs: 0.35 G instructions on dragnet, 551 of whose 1,381
-# pages it searches).
-# On WCXB's calibration sites (scripts/convert_wceb.py), mean F1 all 0.7677 -> 0.7745, listings
-# 0.568 -> 0.607, collections 0.489 -> 0.506, documentation 0.745 -> 0.750, products 0.525 ->
-# 0.531, services 0.700 -> 0.708, forums 0.637 -> 0.643, articles unchanged; ../shared/eval
-# calibration sites: cleaneval +0.002, scrapinghub -0.0006 (entries repeating a post's title), the
-# others within 0.0001. Chosen on calibration sites among: no gate (WCXB +0.010, but scrapinghub
-# -0.005 and dragnet -0.001: related stories under articles), the list holding 20-50 % of the
-# page's text, its length against the text kept outside it, the longest text alone, prose
-# outside under 300-2,000 characters, 1-2 kept blocks, 3-4 items, and shapes compared by their
-# first 1-3 blocks only (WCXB +0.009 to +0.014, but l3s-gn1 -0.003 to -0.016).
+# and not searched (the search is what costs). The thresholds were chosen on WCXB's calibration
+# sites; the variants tried and their figures: benchmarks/results/types-2026-11-25.md.
 PROSE_ITEMS_KEPT = 2
 PROSE_ITEMS_OUTSIDE = 1000
 _PROSE_ITEM_ROLES = _ITEM_ROLES | (1 << ROLE_COMMENTS)
