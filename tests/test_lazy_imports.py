@@ -86,3 +86,33 @@ def test_public_names_resolve_lazily() -> None:
     assert names["Deboiler"] == "warcdeboil.api"
     assert report["deboiler"] == "Deboiler"
     assert set(names) == set(__import__("warcdeboil").__all__)
+
+
+_THREADS = """
+import json, os, runpy, sys
+import warcdeboil.cli
+imported_first = "numpy" in sys.modules
+sys.argv = ["warcdeboil"] + sys.argv[1:]
+try:
+    runpy.run_module("warcdeboil", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+print(json.dumps({"numpy": "numpy" in sys.modules, "imported_first": imported_first,
+                  "threads": os.environ.get("OPENBLAS_NUM_THREADS")}))
+"""
+
+
+def test_blas_runs_one_thread_unless_the_user_chose(tmp_path: Path) -> None:
+    """The command line sets OpenBLAS to one thread before numpy is imported (its threads
+    spin for nothing: no run calls BLAS), and leaves a user's own setting alone."""
+    for given, expected in ((None, "1"), ("3", "3")):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        env["PYTHONPATH"] = str(ROOT)
+        if given is not None:
+            env["OPENBLAS_NUM_THREADS"] = given
+        done = subprocess.run(
+            [sys.executable, "-c", _THREADS, "clean", str(FIXTURES / "crawl"), "-o",
+             str(tmp_path / f"out{given}"), "--format", "jsonl", "--mode", "content", "-j", "1",
+             "-q"], capture_output=True, text=True, timeout=120, env=env, check=True)
+        report = json.loads(done.stdout.splitlines()[-1])
+        assert report == {"numpy": True, "imported_first": False, "threads": expected}
