@@ -46,6 +46,7 @@ from peers import (  # this folder's peers.py
     installed,
     measure_command,
     measure_peer,
+    recorded_command,
     render,
     version,
 )
@@ -262,8 +263,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"{wall:.0f} s wall; {os.cpu_count()} CPUs; Python {platform.python_version()}; "
           f"{', '.join(versions)}")
     if args.json:
-        data = {"command": shlex.join(["python", "benchmarks/floor.py",
-                                       *(argv or sys.argv[1:])]),
+        data = {"command": recorded_command("benchmarks/floor.py", argv or sys.argv[1:]),
                 "wall_seconds": round(wall, 1), "versions": versions, "median_html": medians,
                 "views": views}
         args.json.write_text(json.dumps(data, indent=2) + "\n")

@@ -285,6 +285,26 @@ WARCDEBOIL = "warcdeboil"
 WARCDEBOIL_TITLE = "warcdeboil (CLI, end to end)"
 
 
+def recorded_command(script: str, argv: Sequence[str]) -> str:
+    """The command line as a results file records it, naming no path of this machine: an
+    argument in ``../shared`` (beside the project) is written relative to the project, any
+    other absolute path by its name alone (``--json=/data/x.json`` too)."""
+    shared = Path(__file__).resolve().parents[1].parent / "shared"
+    bases = {shared, shared.resolve()}
+
+    def portable(arg: str) -> str:
+        option, equals, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+        if not os.path.isabs(value):
+            return arg
+        path = Path(value)
+        for base in bases:
+            if path.is_relative_to(base):
+                return f"{option}{equals}{Path('..', 'shared', path.relative_to(base))}"
+        return f"{option}{equals}{path.name}"
+
+    return shlex.join(["python", script, *map(portable, argv)])
+
+
 def installed(peer: Peer) -> bool:
     return all(importlib.util.find_spec(module) is not None for module in peer.modules)
 
@@ -562,7 +582,7 @@ def main(argv: Sequence[str] | None = None) -> None:
           f"{', '.join(versions)}")
     if args.json:
         data = {
-            "command": shlex.join(["python", "benchmarks/peers.py", *(argv or sys.argv[1:])]),
+            "command": recorded_command("benchmarks/peers.py", argv or sys.argv[1:]),
             "wall_seconds": round(wall, 1), "cpus": os.cpu_count(),
             "python": platform.python_version(), "platform": platform.platform(),
             "versions": versions, "warcdeboil_args": extra,
