@@ -11,9 +11,9 @@ pickle: a work directory must not be able to run code).
 A lean store keeps of each block only its text and kind, all that JSONL and WET-style output
 read of them (headings, lists, the text; the line filter keeps or drops whole blocks). Its entry
 is a line of JSON with everything but the text, then the blocks' text as UTF-8, a block a line
-(a block's text is one line): no character of the text is escaped or scanned by a JSON coder,
-which made the store cost half as much to write and read back again (on dragnet, 113 -> 60 ms;
-``benchmarks/results/lm-cost-2026-11-25d.md``). Markdown output renders every field of the
+(a block's text is one line): no character of the text is escaped or scanned by a JSON coder
+(on dragnet, about 0.3 G instructions fewer to write and read back, of a 60.8 G ``--lm auto``
+run: ``benchmarks/results/lm-cost-2026-11-25d.md``). Markdown output renders every field of the
 blocks, so its runs keep them all, as JSON. A lean store's blocks read back with zeros and
 empty values in the other fields.
 """

@@ -41,10 +41,8 @@ from .units import (
     UNK,
     distinct_ids,
     extend_keys,
-    folded,
+    folded_numbers,
     marks,
-    numbered,
-    unfolded_units,
 )
 
 __all__ = ["DEFAULT_MIN_COUNTS", "DEFAULT_ORDER", "LanguageModel"]
@@ -218,13 +216,10 @@ class LanguageModel:
         """Unigram rows of the units of ``text``, as ``units.token_ids`` gives their ids: the
         vocabulary is looked up in a dictionary, with no hashing of the text (a third of the
         time of scoring a page, measured)."""
-        found, done = unfolded_units(text)
-        rows = np.empty(len(found) + 2, np.int64)
-        if done:
-            rows[1:-1] = self.rows_of_units(found)
-        else:  # each distinct unit folded and looked up once (9 % less time, measured)
-            distinct, numbers = numbered(found)
-            np.take(self.rows_of_units(folded(distinct)), numbers, out=rows[1:-1])
+        # Each distinct unit folded and looked up once (9 % less time, measured).
+        distinct, numbers = folded_numbers(text)
+        rows = np.empty(len(numbers) + 2, np.int64)
+        np.take(self.rows_of_units(distinct), numbers, out=rows[1:-1])
         rows[0] = rows[-1] = line = self._unit_index()[LINE]
         if keep_empty:
             return rows

@@ -23,9 +23,9 @@ from itertools import count, repeat
 import numpy as np
 import xxhash
 
-__all__ = ["BOUNDARY", "LINE", "UNK", "distinct_ids", "extend_keys", "folded", "marks",
-           "numbered", "numbered_units", "split_units", "token_id", "token_ids",
-           "unfolded_units", "units"]
+__all__ = ["BOUNDARY", "LINE", "UNK", "distinct_ids", "extend_keys", "folded", "folded_numbers",
+           "marks", "numbered_units", "split_units", "token_id", "token_ids", "unfolded_units",
+           "units"]
 
 # Scripts written without spaces between words: one unit a character.
 _UNSPACED = ("\u0e00-\u0eff"      # Thai, Lao
@@ -112,25 +112,30 @@ def distinct_ids(found: list[str]) -> dict[str, int]:
 
 
 def numbered_units(text: str) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The units of ``text`` (``split_units``'): the distinct ones (``LINE`` among them, last
-    if the text has no line break), their ids (``BOUNDARY`` for ``LINE``), and the number of
-    each unit of the text among them. One pass of C over the units; each distinct unit is
-    folded and hashed once."""
-    found, done = unfolded_units(text)
-    raw, numbers = numbered(found)
-    if done:
-        distinct = raw
-    else:
-        # Units alike once folded ("The", "the") share the number of the first of them.
-        distinct, merged = numbered(folded(raw))
-        numbers = merged[numbers]
+    """:func:`folded_numbers` of ``text`` and the id of each distinct unit (``BOUNDARY`` for
+    ``LINE``; each hashed once)."""
+    distinct, numbers = folded_numbers(text)
     encoded = map(str.encode, distinct, repeat("utf-8"), repeat("surrogatepass"))
     ids = np.fromiter(map(xxhash.xxh3_64_intdigest, encoded), np.uint64, count=len(distinct))
-    ids[distinct.index(LINE) if distinct[-1] != LINE else len(distinct) - 1] = BOUNDARY
+    ids[distinct.index(LINE)] = BOUNDARY
     return distinct, ids, numbers
 
 
-def numbered(found: list[str]) -> tuple[list[str], np.ndarray]:
+def folded_numbers(text: str) -> tuple[list[str], np.ndarray]:
+    """The units of ``text`` (``split_units``'): the distinct ones, in the order they first
+    occur (``LINE`` among them, last if the text has no line break), and the number of each
+    unit of the text among them. One pass of C over the units; each distinct unit is folded
+    once (:func:`unfolded_units`)."""
+    found, done = unfolded_units(text)
+    raw, numbers = _numbered(found)
+    if done:
+        return raw, numbers
+    # Units alike once folded ("The", "the") share the number of the first of them.
+    distinct, merged = _numbered(folded(raw))
+    return distinct, merged[numbers]
+
+
+def _numbered(found: list[str]) -> tuple[list[str], np.ndarray]:
     """The distinct units of ``found`` in the order they first occur (``LINE`` added last when
     absent) and the number of each unit of ``found`` among them."""
     # A unit seen for the first time takes the next number; one seen before returns the number
