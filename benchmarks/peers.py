@@ -287,20 +287,21 @@ WARCDEBOIL_TITLE = "warcdeboil (CLI, end to end)"
 
 def recorded_command(script: str, argv: Sequence[str]) -> str:
     """The command line as a results file records it, naming no path of this machine: an
-    argument in ``../shared`` (beside the project) is written relative to the project, any
-    other absolute path by its name alone (``--json=/data/x.json`` too)."""
+    argument in ``../shared`` (beside the project), given absolute or relative to the working
+    directory, is written relative to the project; any other absolute path by its name alone
+    (``--json=/data/x.json`` too), and any other relative one as given."""
     shared = Path(__file__).resolve().parents[1].parent / "shared"
     bases = {shared, shared.resolve()}
 
     def portable(arg: str) -> str:
         option, equals, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
-        if not os.path.isabs(value):
+        if not value:
             return arg
-        path = Path(value)
+        path = Path(os.path.abspath(value))  # lexically: a link named shared stays itself
         for base in bases:
             if path.is_relative_to(base):
                 return f"{option}{equals}{Path('..', 'shared', path.relative_to(base))}"
-        return f"{option}{equals}{path.name}"
+        return f"{option}{equals}{path.name}" if os.path.isabs(value) else arg
 
     return shlex.join(["python", script, *map(portable, argv)])
 

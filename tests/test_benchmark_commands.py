@@ -3,6 +3,9 @@ they ran on: the shared data as ``../shared``, any other absolute path by its na
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from conftest import ROOT, load_script
 
@@ -18,3 +21,15 @@ def test_recorded_commands_name_no_path_of_this_machine(monkeypatch: pytest.Monk
     assert command == ("python benchmarks/floor.py ../shared/eval/dragnet.warc.gz "
                        "../shared/eval/l3s-gn1.warc.gz --small 200 --json floor.json "
                        "'--cache=peers cache'")
+
+
+def test_shared_data_given_relative_to_elsewhere_is_recorded_as_shared(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    peers = load_script("peers_benchmark", ROOT / "benchmarks" / "peers.py")
+    shared = ROOT.parent / "shared"
+    monkeypatch.chdir(tmp_path)
+    # from a directory elsewhere, the shared data by a path relative to it
+    relative = os.path.relpath(shared / "eval" / "dragnet.warc.gz", tmp_path)
+    command = peers.recorded_command("benchmarks/floor.py", [relative, "out/x.json"])
+    assert command == "python benchmarks/floor.py ../shared/eval/dragnet.warc.gz out/x.json"
