@@ -1,7 +1,8 @@
 """Each tool's speed beside the floor: inflating the archive and parsing its pages with lexbor.
 
     python benchmarks/floor.py ../shared/eval/*.warc.gz [--repeat 1] [--markdown]
-        [--only floor,floor-2pass,warcdeboil-warc,deboiler,warcdeboil-jsonl,trafilatura,resiliparse]
+        [--only floor,floor-2pass,warcdeboil-warc,deboiler,floor-2pass-text,warcdeboil-jsonl,
+        trafilatura,resiliparse]
         [--json out.json]
 
 Two comparisons, each on every archive and on its *heavy pages* (the pages whose HTML is longer
@@ -15,10 +16,11 @@ the warcinfo record, so every tool reads the same pages):
 
 The floor is what any tool reading these archives must do at least: inflate every gzip member
 (ISA-L, as warcdeboil's reader does) and parse each HTML page once with lexbor (selectolax),
-timed in a child process from the raw file bytes on. The *two-pass floor*, in the WARC table, is
-the least a tool that learns in one pass and writes a cleaned WARC in a second must do: both
-passes inflate and parse, and the second serialises each page, digests its new block and
-deflates it (:func:`measure_two_pass_floor`). The command line's own start-up (a run on an
+timed in a child process from the raw file bytes on. The *two-pass floor* is the least a tool
+that learns in one pass and writes its output in a second must do: both passes inflate and
+parse, and the second serialises each page, digests its new block and deflates it for WARC
+output (``floor-2pass``), or reads the text of its body for text output (``floor-2pass-text``;
+:func:`measure_two_pass_floor`). The command line's own start-up (a run on an
 archive with no page) is printed below the tables: on a small archive it alone can be several
 times the floor. Every figure is pages per CPU-second of one
 process (user + system for the command line; ``time.process_time`` of the extraction for the
@@ -65,6 +67,7 @@ from warcdeboil.reader import iter_records
 TOOLS = {
     "floor": "floor (inflate + parse)",
     "floor-2pass": "two-pass floor",
+    "floor-2pass-text": "two-pass floor",
     "warcdeboil-warc": "warcdeboil --format warc",
     "deboiler": "deboiler",
     "warcdeboil-jsonl": "warcdeboil --format jsonl --mode content",
@@ -148,11 +151,13 @@ def measure_floor(archive: str) -> dict[str, Any]:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def measure_two_pass_floor(archive: str) -> dict[str, Any]:
+def measure_two_pass_floor(archive: str, text: bool = False) -> dict[str, Any]:
     """In a child: the least that any tool writing a cleaned WARC in two passes must do. Pass 1
     inflates every member and parses each page; pass 2 does both again, then serialises each
     page's tree, digests the new block (SHA-1, for WARC-Block-Digest) and deflates it into a
-    member of its own (ISA-L at warcdeboil's level); other records are copied as they are."""
+    member of its own (ISA-L at warcdeboil's level); other records are copied as they are.
+    With ``text``, pass 2 reads the text of each page's body instead (lexbor's, one call), as
+    a tool writing text in two passes must at least."""
     import hashlib
     import resource
 
@@ -174,7 +179,12 @@ def measure_two_pass_floor(archive: str) -> dict[str, Any]:
             http = record.index(b"\r\n\r\n") + 4
             body = record.index(b"\r\n\r\n", http) + 4
             tree = LexborHTMLParser(record[body:])
-            if second:
+            if second and text:
+                page = tree.body
+                if page is not None:
+                    page.text(separator=" ", strip=True)
+                parsed += 1
+            elif second:
                 block = record[:body] + (tree.html or "").encode("utf-8", "surrogatepass")
                 hashlib.sha1(block).digest()
                 deflater = isal_zlib.compressobj(GZIP_LEVEL, isal_zlib.DEFLATED, 31)
@@ -190,8 +200,8 @@ def measure_tool(key: str, archive: Path, env: dict[str, str]) -> dict[str, Any]
     """One timed run of a tool on an archive: pages, CPU seconds, peak RSS."""
     if key == "floor":
         return in_child(measure_floor, str(archive))
-    if key == "floor-2pass":
-        return in_child(measure_two_pass_floor, str(archive))
+    if key in ("floor-2pass", "floor-2pass-text"):
+        return in_child(measure_two_pass_floor, str(archive), key == "floor-2pass-text")
     if key in COMMANDS:
         with tempfile.TemporaryDirectory(prefix="warcdeboil-floor-") as out:
             argv = [sys.executable, "-m", "warcdeboil", "clean", str(archive), "-o", out,
@@ -248,7 +258,7 @@ def _cell(figures: dict[str, Any] | None, floor: dict[str, Any] | None) -> str:
 
 def table(views: dict[str, dict[str, Any]], ours: str, peers: Sequence[str], keys: Sequence[str],
           markdown: bool) -> str:
-    bounds = ("floor", "floor-2pass") if ours == "warcdeboil-warc" else ("floor",)
+    bounds = ("floor", "floor-2pass" if ours == "warcdeboil-warc" else "floor-2pass-text")
     columns = [k for k in (*bounds, ours, *peers) if k in keys]
     headers = ["archive (pages)", *(f"{TOOLS[k]}" + (" (×floor)" if k != "floor" else "")
                                     for k in columns)]
