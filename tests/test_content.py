@@ -23,8 +23,10 @@ from warcdeboil.content import (
     MAX_ANCESTORS,
     PROSE_ITEMS_KEPT,
     PROSE_ITEMS_OUTSIDE,
+    REPEATED_BLOCK,
     THREAD_COMMENT_CHARS,
     ContentModel,
+    block_verdicts,
     comment_roles,
     copied_blocks,
     extract,
@@ -36,11 +38,12 @@ from warcdeboil.content import (
     keep_items,
     keep_prose_items,
     load_model,
+    section_titles,
     select_blocks,
     split_blocks,
     without_linked_chrome,
 )
-from warcdeboil.dom import ROLE_COMMENTS, analyse, plain_text
+from warcdeboil.dom import ROLE_COMMENTS, analyse, plain_block_digests, plain_text
 from warcdeboil.errors import ConfigError
 from warcdeboil.evaluate import score_text
 from warcdeboil.language import detect
@@ -889,3 +892,29 @@ def test_an_article_keeps_its_judgement_beside_unlinked_items() -> None:
     kept = [b.text for b, ok in zip(blocks, judge(blocks)[0], strict=True) if ok]
     assert all(paragraph in kept for paragraph in article)
     assert not any(name in kept for name, _ in SPECS)
+
+
+def test_a_repeated_heading_above_kept_text_stays() -> None:
+    stories = "".join(f"<li><a href='/p/{n}'>{title}</a></li>" for n, (title, _) in
+                      enumerate(POSTS))
+    body = "".join(f"<p>{p}</p>" for p in COPY_PARAGRAPHS)
+    html = ("<html><body><main><h1>The north pier reopens</h1><h2>About this story</h2>"
+            f"{body}<h2>Related stories</h2><div class='related'><ul>{stories}</ul></div>"
+            "</main></body></html>")
+    blocks = split_blocks(analyse(html, structure=True).marked.decode())
+    # The site repeats both headings on every page (as a shop repeats "Description").
+    repeated = set(plain_block_digests(["About this story", "Related stories"]))
+    keep = judge(blocks)[0]
+    kept = {b.text for b, ok in zip(blocks, keep, strict=True) if ok}
+    assert {"About this story", "Related stories"} <= kept  # the model kept both
+    verdicts = dict(zip((b.text for b in blocks), block_verdicts(blocks, repeated=repeated),
+                        strict=True))
+    # The first titles the article's paragraphs, which follow it: it stays. The second is
+    # followed by links the model dropped: the site's boilerplate, it goes.
+    assert verdicts["About this story"] is None
+    assert verdicts["Related stories"] == REPEATED_BLOCK
+    assert all(verdicts[p] is None for p in COPY_PARAGRAPHS)
+    text = extract_blocks(blocks, repeated=repeated).text.splitlines()
+    assert text[:2] == ["The north pier reopens", "About this story"]
+    # Without the site's repetition nothing changes.
+    assert section_titles(blocks, keep, [False] * len(blocks)) == [False] * len(blocks)
