@@ -1029,9 +1029,9 @@ def block_verdicts(
     blocks: list[Block], model: ContentModel | None = None, *, repeated: Collection[int] = ()
 ) -> list[str | None]:
     """Why each block goes, as :func:`extract_blocks` decides it (None: kept): the site
-    repeats it, it copies kept text, it is a reader's comment the model kept, or the model
-    dropped it (:func:`removal_reason`). The run and the report (``report.annotate``) both
-    read these."""
+    repeats it (but for a heading that titles the kept text after it: :func:`section_titles`),
+    it copies kept text, it is a reader's comment the model kept, or the model dropped it
+    (:func:`removal_reason`). The run and the report (``report.annotate``) both read these."""
     keep, dropped_roles = judge(blocks, model)
     is_repeated = repeated_blocks(blocks, repeated)
     if any(is_repeated):
