@@ -23,8 +23,10 @@ from warcdeboil.content import (
     MAX_ANCESTORS,
     PROSE_ITEMS_KEPT,
     PROSE_ITEMS_OUTSIDE,
+    REPEATED_BLOCK,
     THREAD_COMMENT_CHARS,
     ContentModel,
+    block_verdicts,
     comment_roles,
     copied_blocks,
     extract,
@@ -36,11 +38,12 @@ from warcdeboil.content import (
     keep_items,
     keep_prose_items,
     load_model,
+    section_titles,
     select_blocks,
     split_blocks,
     without_linked_chrome,
 )
-from warcdeboil.dom import ROLE_COMMENTS, analyse, plain_text
+from warcdeboil.dom import ROLE_COMMENTS, analyse, plain_block_digests, plain_text
 from warcdeboil.errors import ConfigError
 from warcdeboil.evaluate import score_text
 from warcdeboil.language import detect
@@ -756,3 +759,162 @@ def test_real_non_english_pages(tmp_path: Path) -> None:
     assert languages.count("zh") >= 5 and "ru" in languages and "de" in languages
     chinese = [p for p in pages.values() if p["language"] == "zh"]
     assert sum(1 for p in chinese if len(p["text"]) >= 100) >= 5
+
+
+# Replies of a thread, each a name and one to three paragraphs (a post of one paragraph and one
+# of three are items of one list: see content._shape).
+REPLIES = (
+    ("harbourwatch", POSTS[0][1:]),
+    ("mooring_line", (POSTS[1][1], POSTS[2][1], POSTS[3][1])),
+    ("south_quay", (POSTS[4][1], COPY_PARAGRAPHS[0])),
+    ("tidetable", (COPY_PARAGRAPHS[1],)),
+)
+
+
+def _replies_page() -> list:
+    replies = "".join(
+        f"<div class='msg'><h4><a href='/u/{name}'>{name}</a></h4><div class='text'>"
+        + "".join(f"<p>{p}</p>" for p in paragraphs) + "</div></div>"
+        for name, paragraphs in REPLIES)
+    html = ("<html><body><nav><a href='/'>Home</a> <a href='/forum'>Forum</a></nav><main>"
+            f"<h1>The north pier reopens</h1><div class='thread'>{replies}</div></main>"
+            "<footer><a href='/privacy'>Privacy</a></footer></body></html>")
+    return split_blocks(analyse(html, structure=True).marked.decode())
+
+
+def test_items_of_different_lengths_are_one_list() -> None:
+    blocks = _replies_page()
+    alone = [b.text for b, ok in zip(blocks, select_blocks(blocks), strict=True) if ok]
+    kept = [b.text for b, ok in zip(blocks, judge(blocks)[0], strict=True) if ok]
+    # The model alone dropped the last reply (its author's name and its paragraph, near the
+    # page's end); the replies hold the page's prose, so their list is its content.
+    assert REPLIES[-1][0] not in alone and REPLIES[-1][1][0] not in alone
+    assert REPLIES[0][1][0] in alone
+    for name, paragraphs in REPLIES:
+        assert name in kept and all(p in kept for p in paragraphs), name
+    assert "Home Forum" not in kept and "Privacy" not in kept
+
+
+def _sections_page(teasers: bool) -> list:
+    """A short article in one div of paragraphs, and beside it, in sibling divs, a list of
+    dated headlines and a box of promotions: three children of one container, each a run of
+    plain blocks at one depth."""
+    article = "".join(f"<p>{p}</p>" for p in COPY_PARAGRAPHS)
+    headlines = "".join(f"<br>January 15 <a href='/s/{n}'>{title}</a>"
+                        for n, (title, _) in enumerate(POSTS))
+    promos = ("<br>Win tickets<br>Enter our draw for two seats at the harbour festival this "
+              "summer.<br>On the go<br>Read the news on your phone wherever you are.")
+    more = f"<div class='latest'>{headlines}</div><div class='box'>{promos}</div>" \
+        if teasers else ""
+    html = ("<html><body><h1>The north pier reopens</h1><div id='page'><div class='story'>"
+            f"{article}</div>{more}</div></body></html>")
+    return split_blocks(analyse(html, structure=True).marked.decode())
+
+
+def test_an_article_beside_lists_in_sibling_divs_is_no_list() -> None:
+    # Runs of plain blocks fold to one block: such shapes must match whole, or the article's
+    # div and the two boxes beside it would make a list of three items kept whole.
+    blocks = _sections_page(teasers=True)
+    keep = judge(blocks)[0]
+    kept = [b.text for b, ok in zip(blocks, keep, strict=True) if ok]
+    assert all(p in kept for p in COPY_PARAGRAPHS)
+    assert not any(title in " ".join(kept) for title, _ in POSTS)
+    assert "Win tickets" not in kept
+    assert keep_prose_items(blocks, select_blocks(blocks)) == select_blocks(blocks)
+
+
+SPECS = (
+    ("Luxe Sateen", (("Feel", "Smooth and lustrous"), ("Fabric", "100% long-staple cotton"),
+                     ("Thread count", "480"))),
+    ("Classic Percale", (("Feel", "Crisp and cool"), ("Fabric", "100% long-staple cotton"),
+                         ("Thread count", "270"))),
+    ("Washed Linen", (("Feel", "Soft and airy"), ("Fabric", "100% European flax"),
+                      ("Weight", "155 GSM"))),
+    ("Organic Cotton", (("Feel", "Crisp and breathable"), ("Fabric", "100% organic cotton"),
+                        ("Thread count", "300"))),
+)
+DESCRIPTION = (
+    "Our sheets are woven from long-staple cotton and finished without harsh chemicals, so "
+    "they soften with every wash. Each set is tested for harmful substances and certified, and "
+    "comes with a year to try it at home.")
+
+
+def _product_page(comment: bool, description: tuple[str, ...] = (DESCRIPTION,)) -> list:
+    cards = "".join(
+        f"<div class='card'><h4>{name}</h4>" + "".join(
+            f"<div class='row'><div>{label}</div><div>{value}</div></div>"
+            for label, value in rows) + "</div>"
+        for name, rows in SPECS)
+    menu = "".join(f"<div class='m'><a href='/c/{n}'>{x}</a> <a href='/d/{n}'>{x} sale</a></div>"
+                   for n, x in enumerate(("Sheets", "Towels", "Duvets", "Pillows")))
+    comments = ("<div class='comments'><p>Lovely sheets, I bought a second set for the guest "
+                "room.</p></div>") if comment else ""
+    paragraphs = "".join(f"<p>{p}</p>" for p in description)
+    html = ("<html><body><nav><a href='/'>Home</a></nav><main><h1>Core sheet set</h1>"
+            f"{paragraphs}<h2>Meet our sheets</h2><div class='cards'>{cards}</div>"
+            f"<div class='menu'>{menu}</div>{comments}</main></body></html>")
+    return split_blocks(analyse(html, structure=True).marked.decode())
+
+
+def test_a_list_of_unlinked_items_the_model_dropped_is_kept() -> None:
+    blocks = _product_page(comment=False)
+    assert not is_listing(blocks)
+    alone = [b.text for b, ok in zip(blocks, select_blocks(blocks), strict=True) if ok]
+    kept = [b.text for b, ok in zip(blocks, judge(blocks)[0], strict=True) if ok]
+    assert DESCRIPTION in alone and DESCRIPTION in kept
+    # The model kept no line of the cards (short labels and values); they are outside links.
+    assert sum(name in alone for name, _ in SPECS) < PROSE_ITEMS_KEPT
+    for name, rows in SPECS:
+        assert name in kept, name
+        assert all(label in kept and value in kept for label, value in rows), name
+    # A list of links of one shape (a menu) is no such list.
+    assert not any(text.startswith(("Sheets", "Towels")) for text in kept)
+
+
+def test_unlinked_items_wait_for_a_kept_block_on_a_page_with_comments() -> None:
+    # With readers' comments on the page, such lists were search forms and help pop-ups: a
+    # list the model kept nothing of goes, as before.
+    blocks = [replace(b, roles=b.roles | 1 << ROLE_COMMENTS) if "guest room" in b.text else b
+              for b in _product_page(comment=True)]
+    keep = select_blocks(blocks)
+    kept = [b.text for b, ok in zip(blocks, keep_prose_items(blocks, keep), strict=True) if ok]
+    assert not any(name in kept for name, _ in SPECS)
+
+
+def test_an_article_keeps_its_judgement_beside_unlinked_items() -> None:
+    # The guard: a page whose prose (1,000 characters or more, in one parent) is an article is
+    # not searched for lists; the cards under it go as the model judged them.
+    p = COPY_PARAGRAPHS
+    article = (" ".join(p), " ".join(p[1:] + p[:1]), " ".join(p[2:] + p[:2]))
+    blocks = _product_page(comment=False, description=article)
+    keep = select_blocks(blocks)
+    assert keep_prose_items(blocks, keep) == keep
+    kept = [b.text for b, ok in zip(blocks, judge(blocks)[0], strict=True) if ok]
+    assert all(paragraph in kept for paragraph in article)
+    assert not any(name in kept for name, _ in SPECS)
+
+
+def test_a_repeated_heading_above_kept_text_stays() -> None:
+    stories = "".join(f"<li><a href='/p/{n}'>{title}</a></li>" for n, (title, _) in
+                      enumerate(POSTS))
+    body = "".join(f"<p>{p}</p>" for p in COPY_PARAGRAPHS)
+    html = ("<html><body><main><h1>The north pier reopens</h1><h2>About this story</h2>"
+            f"{body}<h2>Related stories</h2><div class='related'><ul>{stories}</ul></div>"
+            "</main></body></html>")
+    blocks = split_blocks(analyse(html, structure=True).marked.decode())
+    # The site repeats both headings on every page (as a shop repeats "Description").
+    repeated = set(plain_block_digests(["About this story", "Related stories"]))
+    keep = judge(blocks)[0]
+    kept = {b.text for b, ok in zip(blocks, keep, strict=True) if ok}
+    assert {"About this story", "Related stories"} <= kept  # the model kept both
+    verdicts = dict(zip((b.text for b in blocks), block_verdicts(blocks, repeated=repeated),
+                        strict=True))
+    # The first titles the article's paragraphs, which follow it: it stays. The second is
+    # followed by links the model dropped: the site's boilerplate, it goes.
+    assert verdicts["About this story"] is None
+    assert verdicts["Related stories"] == REPEATED_BLOCK
+    assert all(verdicts[p] is None for p in COPY_PARAGRAPHS)
+    text = extract_blocks(blocks, repeated=repeated).text.splitlines()
+    assert text[:2] == ["The north pier reopens", "About this story"]
+    # Without the site's repetition nothing changes.
+    assert section_titles(blocks, keep, [False] * len(blocks)) == [False] * len(blocks)
