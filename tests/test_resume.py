@@ -166,3 +166,69 @@ def test_payload_digests_are_taken_only_for_runs_that_read_them(tmp_path: Path) 
     clean([src], tmp_path / "again", Options(workers=1), work_dir=work, resume=True)
     assert (work / "index.json").stat().st_mtime_ns == index_written
     assert outputs(tmp_path / "again") == outputs(tmp_path / "plain")
+
+
+def test_runs_that_only_compare_digests_take_xxh3_and_revisits_take_sha1(tmp_path: Path) -> None:
+    # JSONL's --dedup mark finds exact copies by comparing digests: pass 1 takes XXH3-128 (padded
+    # to SHA-1's 20 bytes). A revisit run, whose records carry the digest, does not reuse that
+    # index (it indexes again, with SHA-1s); a run that compares reuses an index of SHA-1s.
+    import hashlib
+    import json
+
+    from xxhash import xxh3_128_digest
+
+    from warcdeboil.apply import Mode, OutputFormat
+    from warcdeboil.duplicates import DedupMode
+    from warcdeboil.pages import html_page
+    from warcdeboil.pagestore import iter_page_store, page_store_path
+    from warcdeboil.reader import iter_selected
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for name in ("crawl-00000.warc.gz", "crawl-00001.warc.gz"):
+        (src / name).write_bytes((CRAWL / name).read_bytes())
+    (src / "copy.warc.gz").write_bytes((CRAWL / "crawl-00000.warc.gz").read_bytes())
+    def payloads(path: Path) -> dict[int, bytes]:
+        """Each HTML page's payload as stored, by the offset pass 1 reads it at."""
+        found = {}
+        for record in iter_selected(str(path), None):
+            page = html_page(record) if record.error is None else None
+            if page is not None:
+                found[record.offset] = page.response.body if page.response else page.body
+        return found
+
+    def digests(work: Path) -> dict[str, dict[int, bytes]]:
+        """Each input's stored digests by offset, the inputs named as the index names them."""
+        inputs = json.loads((work / "index.json").read_text())["inputs"]
+        return {Path(name).name: {entry.offset: entry.digest for entry in iter_page_store(
+            page_store_path(work / "pages", i))} for i, name in enumerate(inputs)}
+
+    jsonl = Options(workers=1, format=OutputFormat.JSONL)
+    work = tmp_path / "work"
+    marked = clean([src], tmp_path / "jsonl", jsonl, work_dir=work)
+    assert marked.dedup is not None and marked.dedup["exact"] == 12
+    taken = digests(work)
+    for name, stored in taken.items():
+        assert stored == {offset: xxh3_128_digest(body) + bytes(4)
+                          for offset, body in payloads(src / name).items()}
+    assert taken["copy.warc.gz"] == taken["crawl-00000.warc.gz"]  # exact copies: equal digests
+
+    revisit = Options(workers=1, dedup=DedupMode.REVISIT)
+    clean([src], tmp_path / "reference", revisit)
+    summary = clean([src], tmp_path / "revisit", revisit, work_dir=work, resume=True)
+    assert len(summary.scan_files) == 3 and summary.apply.revisits_written > 0
+    for name, stored in digests(work).items():
+        assert stored == {offset: hashlib.sha1(body).digest()
+                          for offset, body in payloads(src / name).items()}
+    assert outputs(tmp_path / "revisit") == outputs(tmp_path / "reference")
+
+    # Template-mode text dropping duplicates compares digests, and analyses pages as WARC output
+    # does: it reuses the index.
+    dropping = Options(workers=1, format=OutputFormat.TEXT, mode=Mode.TEMPLATE,
+                       dedup=DedupMode.DROP)
+    clean([src], tmp_path / "text", dropping)
+    index_written = (work / "index.json").stat().st_mtime_ns
+    again = clean([src], tmp_path / "again", dropping, work_dir=work, resume=True)
+    assert (work / "index.json").stat().st_mtime_ns == index_written
+    assert again.dedup is not None and again.dedup["exact"] == 12
+    assert outputs(tmp_path / "again") == outputs(tmp_path / "text")

@@ -11,6 +11,9 @@ import hashlib
 import re
 from dataclasses import dataclass, replace
 from itertools import accumulate
+from typing import Literal
+
+from xxhash import xxh3_128_digest
 
 from .errors import PayloadError
 from .httpbody import (
@@ -23,8 +26,8 @@ from .httpbody import (
 )
 from .reader import WarcRecord
 
-__all__ = ["DEFAULT_MAX_PAGE_BYTES", "HtmlPage", "PageLimits", "html_page", "nesting_depth",
-           "payload_sha1"]
+__all__ = ["DEFAULT_MAX_PAGE_BYTES", "DigestKind", "HtmlPage", "PageLimits", "html_page",
+           "nesting_depth", "payload_digest", "payload_sha1"]
 
 # Pages larger than this (after decoding) are carried through untouched: no real article needs
 # more, and parsing them would let one hostile record dominate a run's time and memory.
@@ -42,6 +45,11 @@ _TAG = re.compile(
 _STEP = {b"": 1, b"/": -1}
 # How much of a block spilled to disk is read to tell whether it is a page.
 _HEAD_BYTES = 1 << 16
+
+
+# What a run's pages are digested with: "sha1" where a revisit record may carry the digest
+# (WARC-Payload-Digest), "xxh3" where digests are only compared, "" where nothing reads them.
+DigestKind = Literal["", "sha1", "xxh3"]
 
 
 @dataclass(slots=True)
@@ -168,6 +176,22 @@ def html_page(record: WarcRecord, limits: PageLimits = PageLimits()) -> HtmlPage
     else:
         markup, charset = to_text(body, charset)
     return HtmlPage(record.target_uri, response, body, markup, charset)
+
+
+def payload_digest(page: HtmlPage, kind: DigestKind) -> bytes:
+    """The payload's digest of ``kind`` (b"" for none): SHA-1 (:func:`payload_sha1`), which
+    revisit records carry, or XXH3-128 padded with zeros to SHA-1's 20 bytes, for runs that only
+    compare digests (exact copies): the same pages equal, at a twentieth of the cost (dragnet's
+    content run: SHA-1 took 1.23 G of its 55.8 G instructions)."""
+    if kind == "sha1":
+        return payload_sha1(page)
+    if kind == "xxh3":
+        stored = page.response.body if page.response is not None else page.body
+        return xxh3_128_digest(stored) + _XXH3_PAD
+    return b""
+
+
+_XXH3_PAD = bytes(4)
 
 
 def payload_sha1(page: HtmlPage) -> bytes:

@@ -54,8 +54,9 @@ class PageEntry:
     charset: str
     html_bytes_before: int
     page: PageText
-    # SHA-1 of the payload as stored (the HTTP entity before content codings are undone, as
-    # WARC-Payload-Digest covers it); b"" when unknown. Exact duplicates share it.
+    # The digest of the payload as stored (the HTTP entity before content codings are undone, as
+    # WARC-Payload-Digest covers it): SHA-1, or XXH3-128 and four zero bytes in a run that only
+    # compares digests (pages.payload_digest); b"" when not taken. Exact duplicates share it.
     digest: bytes = b""
 
 

@@ -32,7 +32,7 @@ from .fit import FitParams, fit_site, group_by_site
 from .index import DEFAULT_RUN_BYTES, INDEX_FORMAT, iter_partition
 from .meter import input_bytes
 from .names import escape_name
-from .pages import PageLimits
+from .pages import DigestKind, PageLimits
 from .pagestore import PAGE_STORE_FORMAT, page_store_path
 from .plan import (
     PlannedOutput,
@@ -139,6 +139,14 @@ class Options:
         """Whether the duplicate stage runs: for --dedup, or for --url-rules (whose groups
         then change no output when --dedup is off by default)."""
         return self.effective_dedup is not DedupMode.OFF or self.url_rules is not None
+
+    @property
+    def payload_digest(self) -> DigestKind:
+        """What pass 1 digests each payload with: SHA-1 where revisit records may carry it,
+        XXH3 where the stage only compares digests, nothing without the stage."""
+        if self.effective_dedup is DedupMode.REVISIT:
+            return "sha1"
+        return "xxh3" if self.dedup_stage else ""
 
     @property
     def structure(self) -> bool:
@@ -466,7 +474,7 @@ def _manifest(
             "inputs": files, "partitions": options.partitions,
             "site_key": options.site_key.value,
             "limits": [limits.max_bytes, limits.max_tags, limits.max_depth],
-            "structure": options.structure, "digests": options.dedup_stage,
+            "structure": options.structure, "digests": options.payload_digest,
             "spans": None if spans is None else hashlib.sha1(
                 json.dumps([list(map(list, s)) for s in spans]).encode()).hexdigest()}
 
@@ -483,9 +491,15 @@ def index_is_current(
     stores = all(page_store_path(work_dir / "pages", i).exists() for i in range(len(inputs)))
     wanted = _manifest(inputs, options, spans)
     manifest = meta.get("manifest")
-    if isinstance(manifest, dict) and manifest.get("digests") is True:
-        wanted["digests"] = True  # pages with their digests serve a run that reads none too
+    if isinstance(manifest, dict) and manifest.get("digests") in _DIGESTS_SERVE[
+            wanted["digests"]]:
+        wanted["digests"] = manifest["digests"]  # e.g. SHA-1s serve a run that compares only
     return bool(manifest == wanted and stores)
+
+
+# The pages' digests (the index manifest's "digests") that serve a run wanting each kind.
+_DIGESTS_SERVE: dict[str, tuple[str, ...]] = {
+    "": ("", "xxh3", "sha1"), "xxh3": ("xxh3", "sha1"), "sha1": ("sha1",)}
 
 
 def build_index(
@@ -509,7 +523,7 @@ def build_index(
         ScanJob(
             ScanSpec(str(path), i, options.site_key, options.limits, options.fail_fast,
                      options.structure, spans[i] if spans is not None else None,
-                     digest=options.dedup_stage),
+                     digest=options.payload_digest),
             str(index_dir), str(page_store_path(pages_dir, i)), options.partitions,
             options.run_bytes,
         )

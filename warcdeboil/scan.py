@@ -17,7 +17,7 @@ from .dom import analyse, page_signature
 from .errors import InputError, RecordError
 from .index import IndexEntry, RunWriter
 from .meter import Meter, Report, input_bytes
-from .pages import PageLimits, html_page, payload_sha1
+from .pages import DigestKind, PageLimits, html_page, payload_digest
 from .pagestore import PageEntry, PageStoreWriter
 from .reader import Span, WarcRecord, iter_selected
 from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
@@ -45,9 +45,10 @@ class ScanSpec:
     fail_fast: bool = False  # --on-error fail: the first bad record stops the run
     structure: bool = False  # analyse pages with structure marks (content mode, JSONL, Markdown)
     spans: Sequence[Span] | None = None  # only the records at these (offset, length); None: all
-    # Each page's payload SHA-1, which only the duplicate stage (exact copies) and its revisit
-    # records read: a run without the stage leaves it empty (1.2 G instructions on dragnet).
-    digest: bool = True
+    # Each page's payload digest, which only the duplicate stage (exact copies) and its revisit
+    # records read: SHA-1 for revisit records, a cheaper one where digests are only compared,
+    # none for a run without the stage (SHA-1 was 1.2 G instructions on dragnet).
+    digest: DigestKind = "sha1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +144,7 @@ def scan_pages(
             entry = PageEntry(
                 ordinal, record.offset, record.length, page.url, record.record_id,
                 record.get("WARC-Date") or "", page.charset, len(page.body), text,
-                payload_sha1(page) if spec.digest else b"",
+                payload_digest(page, spec.digest),
             )
             site = keyer(page.url)
             index = None

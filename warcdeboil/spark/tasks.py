@@ -110,7 +110,7 @@ def scan_task(
     options = settings.options
     spec = ScanSpec(file.location, file.file_id, options.site_key, options.limits,
                     options.fail_fast, options.structure, file.spans,
-                    digest=options.dedup_stage)
+                    digest=options.payload_digest)
     tally = Tally(file.location)
     # Page rows feed the stages before pass 2: the duplicate stage (also for --url-rules alone)
     # and the language-model stage.
