@@ -129,7 +129,7 @@ def main() -> None:
 
     train = [(gold_site, blocks, gold_text, tc.DATASET_WEIGHTS.get(name, 1.0))
              for name, pages in data.items() for _, gold_site, blocks, gold_text, _, _ in pages
-             if not tc.held_out(gold_site) and blocks]
+             if tc.fitted_on(name, gold_site) and blocks]
     targets = [tc.labels(blocks, gold_text) for _, blocks, gold_text, _ in train]
     weights = []
     for _, blocks, _, weight in train:
@@ -216,7 +216,7 @@ def main() -> None:
         for _, gold_site, blocks, gold_text, repeated, _ in pages:
             text = extract_blocks(blocks, model, repeated=repeated).text
             f1 = score_text(dom.plain_text(text, False), gold_text).f1
-            large, held = site_pages[gold_site] >= 5, tc.held_out(gold_site)
+            large, held = site_pages[gold_site] >= 5, not tc.fitted_on(name, gold_site)
             per_page.setdefault(name, []).append((gold_site, held, large, f1))
             for group, member in (("all", True), (">=5", large), ("held-out", held),
                                   ("held-out >=5", held and large)):

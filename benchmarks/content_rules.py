@@ -23,7 +23,7 @@ from pathlib import Path
 from statistics import mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from train_content import fitted_pages, held_out  # noqa: E402  (scripts/ is no package)
+from train_content import fitted_on, fitted_pages  # noqa: E402  (scripts/ is no package)
 
 from warcdeboil.content import extract_blocks, split_blocks  # noqa: E402
 from warcdeboil.dom import plain_text, remove_template  # noqa: E402
@@ -42,7 +42,7 @@ def page_f1(archive: Path, split: str) -> dict[str, tuple[float, str, str, bool]
     result = {}
     for url, site, text, profile, gold, _ in pages:
         gold_site = gold.site or site
-        where = "held-out" if held_out(gold_site) else "calibration"
+        where = "calibration" if fitted_on(name, gold_site) else "held-out"
         if split not in ("all", where):
             continue
         marked = remove_template(text, profile.template, profile.template_slots).marked

@@ -6,9 +6,10 @@
 Each extractor runs as in ``peers.py`` (a child process per archive; warcdeboil as its command
 line, ``--warcdeboil-args`` appended). Pages are grouped by the gold's ``page_type`` where it has
 one (``scripts/convert_wceb.py`` writes it), and by the split of ``scripts/train_content.py``:
-*held-out* sites (odd CRC-32 of the gold's site), which no fitting step reads, and the
-*calibration* sites. ``--cache DIR`` keeps each peer's texts (one JSON per archive and peer), so
-a second run scores warcdeboil alone against the same peer outputs; warcdeboil is never cached.
+*held-out* sites (odd CRC-32 of the gold's site, and every page of a test split such as WCXB's
+``wceb-test``), which no fitting step reads, and the *calibration* sites. ``--cache DIR`` keeps
+each peer's texts (one JSON per archive and peer), so a second run scores warcdeboil alone
+against the same peer outputs; warcdeboil is never cached.
 Also counts what each extractor outputs on pages whose gold is empty (no main content).
 """
 
@@ -40,9 +41,10 @@ from peers import (  # this folder's peers.py
 from warcdeboil.evaluate import load_gold, score_text
 
 
-def held_out(site: str) -> bool:
-    """The split of scripts/train_content.py: sites with odd CRC-32 are never fitted on."""
-    return zlib.crc32(site.encode("utf-8")) % 2 == 1
+def held_out(dataset: str, site: str) -> bool:
+    """The split of scripts/train_content.py: sites with odd CRC-32, and every page of a
+    benchmark's test split (a dataset named NAME-test), are never fitted on."""
+    return dataset.endswith("-test") or zlib.crc32(site.encode("utf-8")) % 2 == 1
 
 
 def page_types(path: Path) -> dict[str, str]:
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
         types = page_types(gold_path(archive))
         groups: dict[str, list[str]] = defaultdict(list)
         for url, page in gold.items():
-            split = "held-out" if held_out(page.site) else "calibration"
+            split = "held-out" if held_out(name, page.site) else "calibration"
             groups["all"].append(url)
             groups[split].append(url)
             if types.get(url):
