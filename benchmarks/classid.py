@@ -87,7 +87,7 @@ def load_pages(directory: Path, name: str) -> list[Page]:
         left = [n for i, n in enumerate(names)
                 if not any(start <= spans[2 * i] < end for start, end, _, _ in cuts)]
         blocks = content.split_blocks(marked.decode("utf-8", "surrogatepass"))
-        out.append((site, gold.site or site, blocks, gold.gold, frozenset(profile.repeated),
+        out.append((url, gold.site or site, blocks, gold.gold, frozenset(profile.repeated),
                     left))
     return out
 
@@ -213,8 +213,8 @@ def main() -> None:
     for name, pages in data.items():
         site_pages = Counter(gold_site for _, gold_site, _, _, _, _ in pages)
         groups: dict[str, list[float]] = defaultdict(list)
-        for _, gold_site, blocks, gold_text, repeated, _ in pages:
-            text = extract_blocks(blocks, model, repeated=repeated).text
+        for url, gold_site, blocks, gold_text, repeated, _ in pages:
+            text = extract_blocks(blocks, model, repeated=repeated, url=url).text
             f1 = score_text(dom.plain_text(text, False), gold_text).f1
             large, held = site_pages[gold_site] >= 5, not tc.fitted_on(name, gold_site)
             per_page.setdefault(name, []).append((gold_site, held, large, f1))

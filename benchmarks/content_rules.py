@@ -47,7 +47,7 @@ def page_f1(archive: Path, split: str) -> dict[str, tuple[float, str, str, bool]
             continue
         marked = remove_template(text, profile.template, profile.template_slots).marked
         blocks = split_blocks(marked.decode("utf-8", "surrogatepass"))
-        kept = extract_blocks(blocks, repeated=profile.repeated).text
+        kept = extract_blocks(blocks, repeated=profile.repeated, url=url).text
         result[url] = (score_text(plain_text(kept, False), gold.gold).f1, where,
                        types.get(url, ""), sizes[gold_site] >= 5)
     return result

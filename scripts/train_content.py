@@ -108,13 +108,13 @@ def fitted_pages(eval_dir: Path, name: str,
 
 
 def load_pages(eval_dir: Path, name: str) -> list[tuple[str, str, list, str, frozenset[int]]]:
-    """(site, gold site, blocks, gold text, the site's repeated blocks) per page of one dataset,
+    """(URL, gold site, blocks, gold text, the site's repeated blocks) per page of one dataset,
     template removed."""
     out = []
-    for _, site, text, profile, gold, _ in fitted_pages(eval_dir, name):
+    for url, site, text, profile, gold, _ in fitted_pages(eval_dir, name):
         marked = remove_template(text, profile.template, profile.template_slots).marked
         blocks = split_blocks(marked.decode("utf-8", "surrogatepass"))
-        out.append((site, gold.site or site, blocks, gold.gold, profile.repeated))
+        out.append((url, gold.site or site, blocks, gold.gold, profile.repeated))
     return out
 
 
@@ -233,11 +233,11 @@ def main() -> None:
     for name, pages in data.items():
         site_pages = Counter(gold_site for _, gold_site, _, _, _ in pages)
         scores: dict[str, list[float]] = {"all": [], ">=5": [], "<5": []}
-        for _, gold_site, blocks, gold_text, repeated in pages:
+        for url, gold_site, blocks, gold_text, repeated in pages:
             if fitted_on(name, gold_site):
                 continue
             # What content mode does to the page (the model, then the site's repeated blocks).
-            text = extract_blocks(blocks, model, repeated=repeated).text
+            text = extract_blocks(blocks, model, repeated=repeated, url=url).text
             f1 = score_text(plain_text(text, False), gold_text).f1
             scores["all"].append(f1)
             scores[">=5" if site_pages[gold_site] >= 5 else "<5"].append(f1)

@@ -17,6 +17,7 @@ from warcdeboil.apply import Mode, OutputFormat
 from warcdeboil.cli import app
 from warcdeboil.compression import Codec
 from warcdeboil.content import (
+    DISCUSSION_COMMENT_CHARS,
     FEATURE_NAMES,
     KIND_ITEM,
     LISTING_THRESHOLD,
@@ -29,6 +30,7 @@ from warcdeboil.content import (
     block_verdicts,
     comment_roles,
     copied_blocks,
+    discussion_address,
     extract,
     extract_blocks,
     feature_columns,
@@ -48,6 +50,7 @@ from warcdeboil.errors import ConfigError
 from warcdeboil.evaluate import score_text
 from warcdeboil.language import detect
 from warcdeboil.pipeline import Options, clean
+from warcdeboil.report.annotate import annotate
 
 ARTICLE = (
     "<!DOCTYPE html><html lang='en-GB'><head><title>Storm closes the coast road</title>"
@@ -370,6 +373,107 @@ def test_an_article_with_a_long_comment_thread_still_drops_the_comments() -> Non
     assert "Engineers will inspect the sea defences" in text
     for _, post in THREAD_POSTS:
         assert post[:40] not in text
+
+
+# A forum thread whose opening post lies outside the elements the replies are in (as on many
+# XenForo and Discourse boards), with replies of a line or two in elements whose class says
+# "comment". Kept outside the comments, the opening post is more than an article's worth of
+# prose, so the page is no thread by its text alone; its address says it is one.
+OPENING_POST = (
+    "We are moving into a flat with a north facing kitchen this spring and I would like to keep "
+    "herbs on the window sill all year round. Last time basil and coriander went leggy within a "
+    "month and then died off, even though I watered them every other day and turned the pots. "
+    "Is it the light, the watering, or should I give up on some herbs indoors and grow only the "
+    "tough ones? Any advice on pots, soil or grow lights would be welcome, as would names of "
+    "herbs that have done well for you on a window that never gets direct sun at any time.")
+SHORT_REPLIES = (
+    ("fern_and_fig", "Mint and chives shrug off a dark sill, basil never will without a lamp."),
+    ("greenhands", "Water less: leggy and dying usually means soggy roots, not thirst."),
+    ("ollie_p", "A cheap LED strip on a timer for twelve hours a day changed everything."),
+    ("fern_and_fig", "Parsley did fine on my north window, coriander bolted every time."),
+    ("windowbox", "Terracotta pots with a drainage hole, and never leave them in a saucer."),
+    ("greenhands", "Buy supermarket basil, split the clump into four and pot each part."),
+    ("ollie_p", "Thyme and rosemary hate wet feet, so let them dry out between waterings."),
+    ("windowbox", "Turn the pots a quarter every few days or they lean towards the glass."),
+)
+
+
+def _forum_page() -> str:
+    replies = "".join(
+        f"<div class='comment'><div class='comment-meta'><a href='/u/{user}'>{user}</a> "
+        f"<span>{n + 2} Mar</span></div><div class='comment-body'><p>{text}</p></div></div>"
+        for n, (user, text) in enumerate(SHORT_REPLIES))
+    return ("<html><head><title>Herbs on a north window</title></head><body>"
+            "<nav><ul><li><a href='/'>Forums</a></li><li><a href='/new'>New posts</a></li>"
+            "<li><a href='/login'>Log in</a></li></ul></nav>"
+            f"<main><h1>Herbs on a north facing window sill?</h1><div class='first-post'>"
+            f"<p>{OPENING_POST}</p></div><div class='replies'>{replies}</div></main>"
+            "<footer><a href='/terms'>Terms and rules</a></footer></body></html>")
+
+
+@pytest.mark.parametrize(("url", "thread"), [
+    ("https://www.example-forum.com/threads/herbs-on-a-north-window.1231381/", True),
+    ("https://community.example.org/t/herbs-on-a-north-window/931828", True),
+    ("https://forum.example.net/viewtopic.php?f=20&t=487157", True),
+    ("https://boards.example.com/index.php?topic=3", True),
+    ("https://www.example.com/showthread.php?t=7481802", True),
+    ("https://old.example.com/r/gardening/comments/1rku5x9/herbs/", True),
+    ("https://gardening.example.com/questions/964/herbs-indoors", True),
+    ("https://www.example.com/2024/03/herbs-on-a-north-window/", False),
+    ("https://example.tumblr.com/post/29021369240/herbs", False),  # a blog's post, no thread
+    ("https://www.example.com/talking-points/herbs", False),
+    ("https://www.example.com/topical/herbs", False),
+    ("", False),
+])
+def test_discussion_addresses(url: str, thread: bool) -> None:
+    assert discussion_address(url) is thread
+
+
+def test_a_thread_at_a_thread_address_keeps_its_short_replies() -> None:
+    blocks = split_blocks(analyse(_forum_page(), structure=True).marked.decode())
+    # By its text alone the page is an article with comments: the replies go.
+    keep, _ = judge(blocks)
+    assert not is_thread(blocks, keep)
+    alone = extract_blocks(blocks).text
+    assert OPENING_POST in alone
+    assert not any(reply in alone for _, reply in SHORT_REPLIES)
+
+    url = "https://forum.example.org/threads/herbs-on-a-north-window.48213/"
+    comments = sum(block.chars for block in blocks if block.roles & 1 << ROLE_COMMENTS)
+    assert DISCUSSION_COMMENT_CHARS <= comments < THREAD_COMMENT_CHARS
+    assert is_thread(blocks, keep, discussion=True)
+    text = extract_blocks(blocks, url=url).text
+    assert OPENING_POST in text
+    assert [reply for _, reply in SHORT_REPLIES if reply in text] == \
+        [reply for _, reply in SHORT_REPLIES]
+    for junk in ("New posts", "Log in", "Terms and rules"):
+        assert junk not in text, junk
+    # The posts' names and dates are short and linked: the rule adds none of them (the model
+    # keeps the first, right after the opening post).
+    lines = text.splitlines()
+    assert [line for line in lines if line.endswith(" Mar")] == ["fern_and_fig 2 Mar"]
+    # The same page at an article's address is judged by its text, as before.
+    assert extract_blocks(blocks, url="https://news.example/herbs").text == alone
+
+
+def test_the_page_address_reaches_the_judgement_in_every_path(
+        tmp_path: Path, write_archive: ArchiveBuilder) -> None:
+    thread_url = "https://forum.example.org/threads/herbs-on-a-north-window.48213/"
+    article_url = "https://news.example/herbs-on-a-north-window"
+    pages = [(thread_url, _forum_page()), (article_url, _forum_page())]
+    reply = SHORT_REPLIES[0][1]
+    # The library, the command line's pipeline, and the report's verdicts
+    texts = {page.url: page.text for page in Deboiler(mode="content").fit(pages).transform(pages)}
+    assert reply in texts[thread_url] and reply not in texts[article_url]
+    source = _archive(tmp_path, write_archive, pages)
+    clean([source], tmp_path / "out", Options(workers=1, format=OutputFormat.JSONL))
+    lines = _jsonl(tmp_path / "out")
+    assert reply in lines[thread_url]["text"] and reply not in lines[article_url]["text"]
+    page = analyse(_forum_page(), structure=True)
+    for url, kept in ((thread_url, True), (article_url, False)):
+        annotated = annotate(page, None, Mode.CONTENT, load_model(), url)
+        [line] = [line for line in annotated.lines if line.text == reply]
+        assert (line.reason is None) is kept
 
 
 # A shop's category page: a grid of products (name, a line about it, a price), no paragraph of

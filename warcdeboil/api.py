@@ -107,7 +107,7 @@ class Deboiler:
             site = self._keyer(url)
             profile = self.profiles_.get(site)
             page = analyse(markup, structure=True)
-            cleaned, content, _ = clean_page(page, profile, self.mode)
+            cleaned, content, _ = clean_page(page, profile, self.mode, url=url)
             document = clean_document(markup, page, profile) if html else None
             score = scorer.score(cleaned, content) if scorer is not None else None
             fields = page_fields(page, cleaned, content, markdown=True, score=score)

@@ -347,7 +347,7 @@ def _emit(
         tally.html_bytes_after += len(html)
     else:
         if cleaning is None:  # else the stage before pass 2 cleaned it already, the same way
-            cleaning = clean_page(entry.page, profile, job.mode, known)
+            cleaning = clean_page(entry.page, profile, job.mode, known, entry.url)
         cleaned, content, removed_blocks = cleaning
         tally.text_chars += len(cleaned.text)
     tally.cleaned += 1
@@ -408,11 +408,14 @@ def _removals(
 
 
 def clean_page(
-    page: PageText, profile: SiteProfile | None, mode: Mode, known: Doomed | None = None
+    page: PageText, profile: SiteProfile | None, mode: Mode, known: Doomed | None = None,
+    url: str = "",
 ) -> PageCleaning:
     """The text of an analysed page without its site's template: in content mode, its main
     content; else everything but the template subtrees and slots and the repeated blocks.
-    ``known``: what the profile dooms on the page (:func:`dom.find_doomed`), if found already."""
+    ``known``: what the profile dooms on the page (:func:`dom.find_doomed`), if found already;
+    ``url``: the page's address, which content mode reads (a thread's address says its comments
+    are its content)."""
     template, repeated, slots = _removals(profile)
     removal = remove_template(page, template, slots, known)
     marked = removal.marked.decode("utf-8", "surrogatepass")
@@ -420,7 +423,7 @@ def clean_page(
     if mode is Mode.CONTENT:
         from .content import extract  # the content model: not loaded by template-mode runs
 
-        content = extract(marked, repeated=repeated)
+        content = extract(marked, repeated=repeated, url=url)
     elif page.structured:
         from .content import split_blocks, without_repeated
 

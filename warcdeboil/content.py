@@ -30,6 +30,7 @@ from importlib import resources
 from itertools import accumulate, compress, count, groupby, islice, repeat, starmap
 from operator import add, attrgetter, ge, itemgetter, mul, ne, sub, truediv
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 from .dom import (
     BLOCK_RUN_SPLIT,
@@ -60,6 +61,7 @@ __all__ = [
     "comment_roles",
     "context_columns",
     "copied_blocks",
+    "discussion_address",
     "extract",
     "extract_blocks",
     "feature_columns",
@@ -68,6 +70,7 @@ __all__ = [
     "keep_items",
     "keep_prose_items",
     "judge",
+    "with_posts",
     "without_linked_chrome",
     "load_model",
     "repeated_blocks",
@@ -858,16 +861,64 @@ def _shape(keys: list[int]) -> tuple[int, ...]:
     return folded if len(folded) > 1 else tuple(keys)
 
 
-def is_thread(blocks: list[Block], keep: list[bool]) -> bool:
-    """Whether the page is a thread whose posts are all comments (see
-    :data:`THREAD_COMMENT_CHARS`): long comments, and little kept outside them."""
+# A page at a thread's address (see discussion_address) is a thread when its comments hold at
+# least DISCUSSION_COMMENT_CHARS characters, whatever is kept outside them: a forum's first post
+# often lies outside the elements its replies are in, and the replies are what the page is about.
+# Then a block in its comments of at least THREAD_POST_CHARS characters, under half of them in
+# links, and no heading, stays whatever the model made of it: a reply of one or two lines, which
+# the model (taught that short lines beside an article are its furniture) scores low, while the
+# names, dates and counts around each post are shorter or linked. Chosen on WCXB's dev split
+# (scripts/convert_wceb.py; its test split held out), among 0-1,500 characters and 20-80: forum
+# threads 0.658 -> 0.763 mean F1 (trafilatura 0.704), all pages 0.8244 -> 0.8322, no other page
+# type moved; ../shared/eval: cleaneval +0.0011, dragnet +0.0002, the others unchanged
+# (benchmarks/results/forums-2026-11-27.md).
+DISCUSSION_COMMENT_CHARS = 500
+THREAD_POST_CHARS = 40
+
+# Where forum software puts a thread: XenForo's /threads/, Discourse's /t/, Invision's and
+# NodeBB's /topic/, phpBB's viewtopic.php, vBulletin's showthread.php, Reddit's /comments/,
+# Stack Exchange's /questions/, a board or a talk page; or a forum's own host name.
+_DISCUSSION_PATH = re.compile(
+    r"(?:^|/)(?:threads?|topics?|t|questions|comments|discussions?|viewtopic\.php"
+    r"|showthread\.php|showtopic[^/]*|boards|talk)(?:[/.-]|$)", re.IGNORECASE)
+_DISCUSSION_HOST = re.compile(r"(?:forums?|community|discuss|discussions?|boards|bbs|answers)\.",
+                              re.IGNORECASE)
+
+
+def discussion_address(url: str) -> bool:
+    """Whether a URL is where forum software puts a thread (its path or its host says so).
+
+    >>> discussion_address("https://forums.example.com/index.php?id=3")
+    True
+    >>> discussion_address("https://example.com/threads/best-tent.1231/")
+    True
+    >>> discussion_address("https://example.com/2024/05/best-tent/")
+    False
+    """
+    parts = urlsplit(url)
+    return bool(_DISCUSSION_HOST.match(parts.hostname or "") or _DISCUSSION_PATH.search(parts.path))
+
+
+def is_thread(blocks: list[Block], keep: list[bool], discussion: bool = False) -> bool:
+    """Whether the page is a thread whose posts are comments: long comments, and little kept
+    outside them (see :data:`THREAD_COMMENT_CHARS`); or, at a thread's address
+    (``discussion``), comments of :data:`DISCUSSION_COMMENT_CHARS` characters or more."""
     comments = outside = 0
     for block, ok in zip(blocks, keep, strict=True):
         if block.roles & _IN_COMMENTS:
             comments += block.chars
         elif ok:
             outside += block.chars
+    if discussion:
+        return comments >= DISCUSSION_COMMENT_CHARS
     return comments >= THREAD_COMMENT_CHARS and outside < THREAD_OUTSIDE_CHARS
+
+
+def with_posts(blocks: list[Block], keep: list[bool]) -> list[bool]:
+    """``keep`` with a thread's posts of :data:`THREAD_POST_CHARS` characters or more kept."""
+    return [ok or bool(block.roles & _IN_COMMENTS and block.chars >= THREAD_POST_CHARS
+                       and 2 * block.link_chars < block.chars and block.kind == 0)
+            for block, ok in zip(blocks, keep, strict=True)]
 
 
 # On a page with prose, a block all of whose text is a link and that lies in an element the page
@@ -888,14 +939,16 @@ def without_linked_chrome(blocks: list[Block], keep: list[bool]) -> list[bool]:
             for block, ok in zip(blocks, keep, strict=True)]
 
 
-def judge(blocks: list[Block], model: ContentModel | None = None) -> tuple[list[bool], int]:
+def judge(blocks: list[Block], model: ContentModel | None = None, *,
+          discussion: bool = False) -> tuple[list[bool], int]:
     """Which blocks the model keeps, and the role bits whose blocks go anyway (see
     :func:`comment_roles`). A page without prose (:func:`is_listing`) is judged with the lower
     bar :data:`LISTING_THRESHOLD`, and keeps its lists of items whole (:func:`keep_items`); a
     page with prose loses the wholly linked blocks of its navigation and asides
     (:func:`without_linked_chrome`) and keeps the lists of items that hold its prose
-    (:func:`keep_prose_items`); a thread of comments (:func:`is_thread`) is judged again
-    with no block counted as in comments, and keeps them."""
+    (:func:`keep_prose_items`); a thread of comments (:func:`is_thread`; ``discussion``: the
+    page is at a thread's address) is judged again with no block counted as in comments, and
+    keeps them and its posts (:func:`with_posts`)."""
     if not blocks:
         return [], 0
     model = model or load_model()
@@ -918,9 +971,9 @@ def judge(blocks: list[Block], model: ContentModel | None = None) -> tuple[list[
     # over the column runs in C, where comment_roles loops over the blocks in Python.
     if not any(columns[_IN_COMMENTS_COLUMN]):
         return keep, _IN_COMMENTS
-    if is_thread(blocks, keep):
+    if is_thread(blocks, keep, discussion):
         columns[_IN_COMMENTS_COLUMN] = [0.0] * len(blocks)
-        return kept(), 0
+        return with_posts(blocks, kept()), 0
     return keep, comment_roles(blocks, keep)
 
 
@@ -985,15 +1038,17 @@ def _is_copy(text: str, joined: str, starts: list[int]) -> bool:
 
 
 def extract(
-    marked: str, model: ContentModel | None = None, *, repeated: Collection[int] = ()
+    marked: str, model: ContentModel | None = None, *, repeated: Collection[int] = (),
+    url: str = "",
 ) -> Extraction:
     """Main content of a page's marked text (template already removed): :func:`extract_blocks`
     over :func:`split_blocks`."""
-    return extract_blocks(split_blocks(marked), model, repeated=repeated)
+    return extract_blocks(split_blocks(marked), model, repeated=repeated, url=url)
 
 
 def extract_blocks(
-    blocks: list[Block], model: ContentModel | None = None, *, repeated: Collection[int] = ()
+    blocks: list[Block], model: ContentModel | None = None, *, repeated: Collection[int] = (),
+    url: str = "",
 ) -> Extraction:
     """The blocks of a page that are its main content, and the others counted by reason.
 
@@ -1012,11 +1067,12 @@ def extract_blocks(
     0.950 -> 0.951, scrapinghub 0.930 -> 0.933, cleanportaleval 0.806 -> 0.806, cleaneval
     0.909 -> 0.905. Except on a discussion, where the comments are the page (see
     :func:`comment_roles` and :func:`is_thread`). Then a kept block that copies what was kept
-    before it from several blocks goes (:func:`copied_blocks`).
+    before it from several blocks goes (:func:`copied_blocks`). ``url``: the page's address,
+    which can say it is a thread (:func:`discussion_address`).
     """
     kept: list[Block] = []
     removed: dict[str, int] = {}
-    for block, reason in zip(blocks, block_verdicts(blocks, model, repeated=repeated),
+    for block, reason in zip(blocks, block_verdicts(blocks, model, repeated=repeated, url=url),
                              strict=True):
         if reason is None:
             kept.append(block)
@@ -1026,13 +1082,14 @@ def extract_blocks(
 
 
 def block_verdicts(
-    blocks: list[Block], model: ContentModel | None = None, *, repeated: Collection[int] = ()
+    blocks: list[Block], model: ContentModel | None = None, *, repeated: Collection[int] = (),
+    url: str = "",
 ) -> list[str | None]:
     """Why each block goes, as :func:`extract_blocks` decides it (None: kept): the site
     repeats it (but for a heading that titles the kept text after it: :func:`section_titles`),
     it copies kept text, it is a reader's comment the model kept, or the model dropped it
     (:func:`removal_reason`). The run and the report (``report.annotate``) both read these."""
-    keep, dropped_roles = judge(blocks, model)
+    keep, dropped_roles = judge(blocks, model, discussion=bool(url) and discussion_address(url))
     is_repeated = repeated_blocks(blocks, repeated)
     if any(is_repeated):
         is_repeated = section_titles(blocks, keep, is_repeated, dropped_roles)

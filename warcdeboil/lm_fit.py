@@ -218,7 +218,7 @@ class _Walk:
         if self.signer is not None:
             sign_batch(batch, self.signer, doomed)
         for (entry, _, profile), known in zip(batch, doomed, strict=True):
-            cleaning = clean_page(entry.page, profile, self.job.mode, known)
+            cleaning = clean_page(entry.page, profile, self.job.mode, known, entry.url)
             language, confidence = identify(cleaning.cleaned.text)
             page: Cleaned = (entry.ordinal, entry.url, *cleaning, language, confidence)
             kept.add(page)

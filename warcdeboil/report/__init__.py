@@ -68,7 +68,7 @@ def build_report(
             name, k = found
             profile = profiles.get(name) if keyer(entry.url) == name and name else None
             write_sample(name, k, entry.url, entry.page.title,
-                         annotate(entry.page, profile, mode, model), out)
+                         annotate(entry.page, profile, mode, model, entry.url), out)
             urls.setdefault(name, {})[k] = entry.url
     finally:
         profiles.close()

@@ -86,19 +86,22 @@ def _texts(marked: bytes) -> list[str]:
 
 
 def _verdicts(
-    blocks: list[Block], repeated: Collection[int], mode: Mode, model: ContentModel | None
+    blocks: list[Block], repeated: Collection[int], mode: Mode, model: ContentModel | None,
+    url: str,
 ) -> list[str | None]:
     """Why each block goes (None: kept), as content.extract_blocks and without_repeated
     decide it."""
     if mode is not Mode.CONTENT:
         return [REPEATED_BLOCK if rep else None for rep in repeated_blocks(blocks, repeated)]
-    return block_verdicts(blocks, model, repeated=repeated)
+    return block_verdicts(blocks, model, repeated=repeated, url=url)
 
 
 def annotate(
-    page: PageText, profile: SiteProfile | None, mode: Mode, model: ContentModel | None = None
+    page: PageText, profile: SiteProfile | None, mode: Mode, model: ContentModel | None = None,
+    url: str = "",
 ) -> AnnotatedPage:
-    """Every text block of ``page``, in document order, with its verdict under ``profile``."""
+    """Every text block of ``page``, in document order, with its verdict under ``profile``
+    (``url``: the page's address, which content mode reads as the run does)."""
     cuts = _cuts(page, profile)
     marked = page.marked
     pieces: list[bytes] = []
@@ -111,7 +114,7 @@ def annotate(
     # neighbours), then dealt back to the stretches between the cuts.
     blocks = split_blocks(_LINE_BYTES.join(pieces).decode("utf-8", "surrogatepass"))
     repeated = profile.repeated if profile is not None else frozenset()
-    verdicts = _verdicts(blocks, repeated, mode, model)
+    verdicts = _verdicts(blocks, repeated, mode, model, url)
     digests = list(plain_block_digests(block.text for block in blocks))
     kept = [Line(block.text, verdict, digest if verdict == REPEATED_BLOCK else 0)
             for block, verdict, digest in zip(blocks, verdicts, digests, strict=True)]

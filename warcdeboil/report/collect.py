@@ -345,7 +345,8 @@ def _collect_file(job: _FileJob) -> dict[str, SiteFigures]:
                                        len(profile.repeated))
                 if site in job.largest:
                     figures.items = {}
-            _fold(figures, entry, annotate(entry.page, profile, job.mode, model))
+            _fold(figures, entry, annotate(entry.page, profile, job.mode, model,
+                                             entry.url))
             key = xxh3_64_intdigest(entry.url.encode("utf-8", "surrogatepass"))
             figures.add_sample(SampleRef(key, job.file, entry.offset, entry.length))
     finally:

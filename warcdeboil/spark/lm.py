@@ -38,7 +38,7 @@ _BATCH_PAGES = 256
 def text_rows(options: Options, item: JoinedPage) -> Iterator[TextRow]:
     """The cleaned text of a page, when its language is known."""
     page, entry, profile = joined_page(item)
-    text = clean_page(entry.page, profile, options.effective_mode).cleaned.text
+    text = clean_page(entry.page, profile, options.effective_mode, url=entry.url).cleaned.text
     language = identify(text).language
     if language:
         yield (language, url_half(entry.url), page_file(page), entry.ordinal), text
