@@ -418,7 +418,8 @@ def _forum_page() -> str:
     ("https://boards.example.com/index.php?topic=3", True),
     ("https://www.example.com/showthread.php?t=7481802", True),
     ("https://old.example.com/r/gardening/comments/1rku5x9/herbs/", True),
-    ("https://gardening.example.com/questions/964/herbs-indoors", True),
+    # a Q&A page: its answers are posts already, the comments under them are not content
+    ("https://gardening.example.com/questions/964/herbs-indoors", False),
     ("https://www.example.com/2024/03/herbs-on-a-north-window/", False),
     ("https://example.tumblr.com/post/29021369240/herbs", False),  # a blog's post, no thread
     ("https://www.example.com/talking-points/herbs", False),
