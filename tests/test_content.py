@@ -34,6 +34,7 @@ from warcdeboil.content import (
     extract,
     extract_blocks,
     feature_columns,
+    fill_core_gaps,
     is_listing,
     is_thread,
     judge,
@@ -475,6 +476,43 @@ def test_the_page_address_reaches_the_judgement_in_every_path(
         annotated = annotate(page, None, Mode.CONTENT, load_model(), url)
         [line] = [line for line in annotated.lines if line.text == reply]
         assert (line.reason is None) is kept
+
+
+def test_the_text_between_kept_blocks_of_the_core_stays() -> None:
+    long_a = "Tailwind scans your templates for class names and writes the styles they use. " * 2
+    long_b = "Run the build again whenever you add a template, or keep the watcher running. " * 2
+    html = ("<html><body><nav><ul><li><a href='/'>Docs</a></li><li><a href='/b'>Blog</a></li>"
+            "</ul></nav><main><div class='doc'>"
+            f"<h1>Installation</h1><p>{long_a}</p>"
+            "<h3>Install the plugin</h3>"  # a heading without links
+            "<p>Install tailwindcss and the plugin with npm, then restart.</p>"  # 40+ characters
+            "<div class='step'><p>npm run dev</p></div>"  # short, and no kept sibling
+            "<p>Short, beside kept text.</p>"  # short, but a sibling of kept paragraphs
+            "<div class='byline'>Written by the docs team, who keep this page up to date</div>"
+            "<p><a href='/more'>Read the full guide to every framework we support</a></p>"
+            f"<p>{long_b}</p>"
+            "<p>Also after the last kept block, which no gap reaches.</p>"
+            "</div></main><aside><p>Our sponsors make this documentation possible for all.</p>"
+            "</aside></body></html>")
+    blocks = split_blocks(analyse(html, structure=True).marked.decode())
+    texts = [block.text for block in blocks]
+    keep = [text in (long_a.strip(), long_b.strip()) for text in texts]
+    assert sum(keep) == 2
+    filled = dict(zip(texts, fill_core_gaps(blocks, keep), strict=True))
+    assert filled["Install the plugin"]
+    assert filled["Install tailwindcss and the plugin with npm, then restart."]
+    assert filled["Short, beside kept text."]
+    assert not filled["npm run dev"]
+    assert not filled["Written by the docs team, who keep this page up to date"]  # a byline
+    assert not filled["Read the full guide to every framework we support"]  # a link
+    assert not filled["Also after the last kept block, which no gap reaches."]
+    assert not filled["Installation"]  # before the first kept block
+    assert not filled["Docs"]
+    assert not filled["Our sponsors make this documentation possible for all."]
+    # Nothing kept, nothing to fill; the list given back unchanged where nothing is added
+    assert fill_core_gaps(blocks, [False] * len(blocks)) == [False] * len(blocks)
+    every = [True] * len(blocks)
+    assert fill_core_gaps(blocks, every) is every
 
 
 # A shop's category page: a grid of products (name, a line about it, a price), no paragraph of

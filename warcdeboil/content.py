@@ -25,7 +25,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache, reduce
+from functools import lru_cache, partial, reduce
 from importlib import resources
 from itertools import accumulate, compress, count, groupby, islice, repeat, starmap
 from operator import add, attrgetter, ge, itemgetter, mul, ne, sub, truediv
@@ -42,6 +42,7 @@ from .dom import (
     ROLE_CHROME,
     ROLE_CLOSE,
     ROLE_COMMENTS,
+    ROLE_META,
     ROLE_OPEN,
     ROLES,
     inline_as_spaces,
@@ -65,6 +66,7 @@ __all__ = [
     "extract",
     "extract_blocks",
     "feature_columns",
+    "fill_core_gaps",
     "is_listing",
     "is_thread",
     "keep_items",
@@ -942,6 +944,64 @@ def without_linked_chrome(blocks: list[Block], keep: list[bool]) -> list[bool]:
             for block, ok in zip(blocks, keep, strict=True)]
 
 
+# Readability's view of a page: its text lies in one container. The core of what was kept (the
+# deepest candidate subtree holding CORE_SHARE of the characters the page keeps) runs from its
+# first kept block to its last; a block between them that the model dropped stays when it is
+# text, not furniture: under half of it in links, in no navigation, aside, readers' comments or
+# byline element (see dom.ROLE_OPEN), and either of GAP_BLOCK_CHARS characters or more, a
+# heading without links, or a sibling of a kept block (their innermost candidate is the same).
+# The steps of a tutorial, the paragraphs of a service page between its kept sections, an
+# article's short paragraphs. Not on pages without prose (see LISTING_PROSE_CHARS), whose own
+# rules keep their lists. Chosen on WCXB's dev split (scripts/convert_wceb.py) and the five sets
+# of ../shared/eval, in process: WCXB dev 0.8325 -> 0.8370 mean F1 (documentation +0.010,
+# services +0.023, listings +0.006, articles +0.001, products -0.002); cleaneval +0.0034,
+# l3s-gn1 -0.0006, scrapinghub -0.0002, dragnet and cleanportaleval unchanged. Filling the
+# whole core, not only between its kept blocks, gained more on WCXB (+0.006) but cost l3s-gn1
+# 0.004 and scrapinghub 0.003 (old news pages whose core is the whole page); without the length
+# or sibling test, l3s-gn1 lost 0.0008 and scrapinghub 0.001
+# (benchmarks/results/forums-2026-11-27.md).
+GAP_BLOCK_CHARS = 40
+_GAP_ROLES = _ITEM_ROLES | _IN_COMMENTS | (1 << ROLE_META)
+
+
+def fill_core_gaps(blocks: list[Block], keep: list[bool]) -> list[bool]:
+    """``keep`` with the text blocks between the first and the last kept block of the core
+    kept too (see :data:`GAP_BLOCK_CHARS`)."""
+    kept_chars = [block.chars if ok else 0 for block, ok in zip(blocks, keep, strict=True)]
+    prefix = [0, *accumulate(kept_chars)]
+    least = CORE_SHARE * prefix[-1]
+    if not least:
+        return keep
+    ancestors = list(map(_ANCESTORS, blocks))
+    # The core: of the subtrees holding CORE_SHARE of what was kept, the one of fewest blocks
+    # (the deepest: every such subtree lies on one path from the root).
+    core: tuple[int, int] | None = None
+    for spans in _node_spans(_runs(ancestors)).values():
+        if len(spans) != 2:  # not one stretch of blocks: no list split_blocks makes
+            continue
+        start, end = spans
+        if prefix[end] - prefix[start] >= least and (
+                core is None or end - start < core[1] - core[0]):
+            core = (start, end)
+    if core is None:
+        return keep
+    start, end = core
+    first = keep.index(True, start, end)
+    last = end - 1 - keep[start:end][::-1].index(True)
+    parents = {ancestors[i][-1:] for i in range(first, last + 1) if keep[i]}
+    result = keep
+    for i in range(first + 1, last):
+        block = blocks[i]
+        if keep[i] or block.roles & _GAP_ROLES or 2 * block.link_chars >= block.chars:
+            continue
+        if block.chars >= GAP_BLOCK_CHARS or (0 < block.kind < KIND_ITEM and not block.link_chars) \
+                or ancestors[i][-1:] in parents:
+            if result is keep:
+                result = list(keep)
+            result[i] = True
+    return result
+
+
 def judge(blocks: list[Block], model: ContentModel | None = None, *,
           discussion: bool = False) -> tuple[list[bool], int]:
     """Which blocks the model keeps, and the role bits whose blocks go anyway (see
@@ -951,7 +1011,8 @@ def judge(blocks: list[Block], model: ContentModel | None = None, *,
     (:func:`without_linked_chrome`) and keeps the lists of items that hold its prose
     (:func:`keep_prose_items`); a thread of comments (:func:`is_thread`; ``discussion``: the
     page is at a thread's address) is judged again with no block counted as in comments, and
-    keeps them and its posts (:func:`with_posts`)."""
+    keeps them and its posts (:func:`with_posts`). Last, a page with prose keeps the text
+    between the kept blocks of its core (:func:`fill_core_gaps`)."""
     if not blocks:
         return [], 0
     model = model or load_model()
@@ -970,14 +1031,15 @@ def judge(blocks: list[Block], model: ContentModel | None = None, *,
         return keep_prose_items(blocks, keep, columns[_BEST_PARENT_COLUMN])
 
     keep = kept()
+    filled = (lambda keep: keep) if listing else partial(fill_core_gaps, blocks)
     # A page without comments needs neither test (the comments rule then drops nothing): any()
     # over the column runs in C, where comment_roles loops over the blocks in Python.
     if not any(columns[_IN_COMMENTS_COLUMN]):
-        return keep, _IN_COMMENTS
+        return filled(keep), _IN_COMMENTS
     if is_thread(blocks, keep, discussion):
         columns[_IN_COMMENTS_COLUMN] = [0.0] * len(blocks)
-        return with_posts(blocks, kept()), 0
-    return keep, comment_roles(blocks, keep)
+        return filled(with_posts(blocks, kept())), 0
+    return filled(keep), comment_roles(blocks, keep)
 
 
 # A page can hold its article twice: once as paragraphs, once more in one piece (a hidden
