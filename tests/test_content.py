@@ -426,6 +426,7 @@ def _forum_page() -> str:
     ("https://www.example.com/talking-points/herbs", False),
     ("https://www.example.com/topical/herbs", False),
     ("", False),
+    ("http://[forum.example.com/threads/x.1/", False),  # malformed: urlsplit refuses it
 ])
 def test_discussion_addresses(url: str, thread: bool) -> None:
     assert discussion_address(url) is thread

@@ -900,7 +900,10 @@ def discussion_address(url: str) -> bool:
     >>> discussion_address("https://example.com/2024/05/best-tent/")
     False
     """
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # "http://[x/...": no host to read; such a URL says nothing
+        return False
     return bool(_DISCUSSION_HOST.match(parts.hostname or "") or _DISCUSSION_PATH.search(parts.path))
 
 
