@@ -6,6 +6,7 @@ import gzip
 import json
 import math
 from dataclasses import replace
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from warcdeboil.content import (
     FEATURE_NAMES,
     KIND_ITEM,
     LISTING_THRESHOLD,
+    MARKUP_BLOCK,
     MAX_ANCESTORS,
     PROSE_ITEMS_KEPT,
     PROSE_ITEMS_OUTSIDE,
@@ -36,6 +38,7 @@ from warcdeboil.content import (
     feature_columns,
     fill_core_gaps,
     is_listing,
+    is_markup,
     is_thread,
     judge,
     keep_items,
@@ -514,6 +517,33 @@ def test_the_text_between_kept_blocks_of_the_core_stays() -> None:
     assert fill_core_gaps(blocks, [False] * len(blocks)) == [False] * len(blocks)
     every = [True] * len(blocks)
     assert fill_core_gaps(blocks, every) is every
+
+
+def test_html_source_shown_as_text_goes() -> None:
+    story = ("The council will rebuild the harbour wall this summer, after two winters of storms "
+             "left gaps that the sea now reaches at every spring tide.")
+    prose = "Wrap the page in <header> and <main> elements, and close tags like <br /> yourself."
+    html = ("<html><body><main>"
+            f"<h1>Harbour wall to be rebuilt</h1><p>{story}</p><p>{escape(prose)}</p>"
+            "<div class='republish'><h3>Republish this story</h3><textarea>"
+            f'<h1>Harbour wall to be rebuilt</h1> <p class="byline">by Ann Reporter</p> '
+            f'<p>{story}</p> <img src="https://pixel.example/p.gif" width="1" height="1">'
+            "</textarea></div></main></body></html>")
+    blocks = split_blocks(analyse(html, structure=True).marked.decode())
+    keep_all = ContentModel((0.0,) * len(FEATURE_NAMES), 10.0, 0.5)
+    result = extract_blocks(blocks, keep_all)
+    lines = result.text.splitlines()
+    assert story in lines and prose in lines
+    assert not any("class=" in line for line in lines)
+    assert result.removed.get(MARKUP_BLOCK) == 1
+    source = next(block for block in blocks if "class=" in block.text)
+    assert is_markup(source) and not is_markup(next(b for b in blocks if b.text == prose))
+    # Code is code: the same source in a code block stays.
+    coded = html.replace("<textarea>", "<pre><code>").replace("</textarea>", "</code></pre>")
+    coded = coded.replace('<h1>Harbour wall to be rebuilt</h1> <p class', '&lt;h1&gt;Harbour wall '
+                          'to be rebuilt&lt;/h1&gt; &lt;p class')
+    code_blocks = split_blocks(analyse(coded, structure=True).marked.decode())
+    assert MARKUP_BLOCK not in extract_blocks(code_blocks, keep_all).removed
 
 
 # A shop's category page: a grid of products (name, a line about it, a price), no paragraph of

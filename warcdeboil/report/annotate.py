@@ -17,6 +17,7 @@ from ..apply import Mode
 from ..content import (
     COMMENT_BLOCK,
     COPIED_BLOCK,
+    MARKUP_BLOCK,
     REPEATED_BLOCK,
     Block,
     ContentModel,
@@ -42,7 +43,7 @@ SLOT = "template_slots"
 # Every reason a block can go for, in the order the report lists them (the keys of the JSONL
 # output's ``removed`` field).
 REASONS = (SUBTREE, SLOT, REPEATED_BLOCK, "link_dense_block", "short_block",
-           "low_content_block", COMMENT_BLOCK, COPIED_BLOCK)
+           "low_content_block", COMMENT_BLOCK, COPIED_BLOCK, MARKUP_BLOCK)
 _LINE_BYTES = LINE.encode()
 
 

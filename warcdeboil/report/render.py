@@ -30,14 +30,14 @@ MAX_SAMPLE_LINES = 4000
 COLOURS = {
     SUBTREE: "#d62728", SLOT: "#ff7f0e", "repeated_block": "#9467bd",
     "link_dense_block": "#1f77b4", "short_block": "#8c564b", "low_content_block": "#7f7f7f",
-    "comment_block": "#17becf", "copied_block": "#bcbd22",
+    "comment_block": "#17becf", "copied_block": "#bcbd22", "markup_block": "#e377c2",
 }
 KEPT_COLOUR = "#2ca02c"
 LABELS = {
     SUBTREE: "template subtree", SLOT: "template slot", "repeated_block": "repeated block",
     "link_dense_block": "link-dense block", "short_block": "short block",
     "low_content_block": "low-content block", "comment_block": "readers' comment",
-    "copied_block": "copy of kept text",
+    "copied_block": "copy of kept text", "markup_block": "HTML source as text",
 }
 STYLESHEET = "report.css"
 _CSS = """
