@@ -429,7 +429,10 @@ def _forum_page() -> str:
     ("https://www.example.com/talking-points/herbs", False),
     ("https://www.example.com/topical/herbs", False),
     ("", False),
-    ("http://[forum.example.com/threads/x.1/", False),  # malformed: urlsplit refuses it
+    # malformed (an unclosed bracket, which urlsplit refuses): read as it is, no error
+    ("http://[forum.example.com/threads/x.1/", True),
+    ("http://[forum.example.com/2024/x/", False),
+    ("https://user@forums.example.com/x", True),
 ])
 def test_discussion_addresses(url: str, thread: bool) -> None:
     assert discussion_address(url) is thread
