@@ -53,7 +53,7 @@ from warcdeboil.content import (  # noqa: E402
 from warcdeboil.evaluate import score_text  # noqa: E402
 
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-# site, gold site, blocks, gold text, repeated digests, words of each candidate left on the page
+# URL, gold site, blocks, gold text, repeated digests, words of each candidate left on the page
 Page = tuple[str, str, list[Block], str, frozenset[int], list[frozenset[str]]]
 
 
