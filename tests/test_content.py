@@ -28,6 +28,7 @@ from warcdeboil.content import (
     PROSE_ITEMS_OUTSIDE,
     REPEATED_BLOCK,
     THREAD_COMMENT_CHARS,
+    Block,
     ContentModel,
     block_verdicts,
     comment_roles,
@@ -520,6 +521,11 @@ def test_the_text_between_kept_blocks_of_the_core_stays() -> None:
     assert fill_core_gaps(blocks, [False] * len(blocks)) == [False] * len(blocks)
     every = [True] * len(blocks)
     assert fill_core_gaps(blocks, every) is every
+    # Kept blocks without characters hold no core to fill (and no subtree of them is searched)
+    empty = [Block("", 0, 0, 0, (1, 2)), Block("", 0, 0, 0, (1, 2)),
+             Block("Text between two empty kept blocks, long.", 0, 36, 0, (1, 3)),
+             Block("", 0, 0, 0, (1, 4))]
+    assert fill_core_gaps(empty, [True, False, False, True]) == [True, False, False, True]
 
 
 def test_html_source_shown_as_text_goes() -> None:

@@ -1017,6 +1017,8 @@ def fill_core_gaps(blocks: list[Block], keep: list[bool]) -> list[bool]:
     kept_chars = [block.chars if ok else 0 for block, ok in zip(blocks, keep, strict=True)]
     prefix = [0, *accumulate(kept_chars)]
     least = CORE_SHARE * prefix[-1]
+    if not least:  # kept blocks without characters: no core (every subtree would hold 80 %)
+        return keep
     ancestors = list(map(_ANCESTORS, blocks))
     # The core: of the subtrees holding CORE_SHARE of what was kept, the one of fewest blocks
     # (the deepest: every such subtree lies on one path from the root).
