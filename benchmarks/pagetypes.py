@@ -20,7 +20,6 @@ import gzip
 import json
 import shlex
 import sys
-import zlib
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean
@@ -38,13 +37,10 @@ from peers import (  # this folder's peers.py
     run_warcdeboil,
 )
 
-from warcdeboil.evaluate import load_gold, score_text
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from train_content import fitted_on  # noqa: E402  (scripts/ is no package; the split it fits on)
 
-
-def held_out(dataset: str, site: str) -> bool:
-    """The split of scripts/train_content.py: sites with odd CRC-32, and every page of a
-    benchmark's test split (a dataset named NAME-test), are never fitted on."""
-    return dataset.endswith("-test") or zlib.crc32(site.encode("utf-8")) % 2 == 1
+from warcdeboil.evaluate import load_gold, score_text  # noqa: E402
 
 
 def page_types(path: Path) -> dict[str, str]:
@@ -92,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
         types = page_types(gold_path(archive))
         groups: dict[str, list[str]] = defaultdict(list)
         for url, page in gold.items():
-            split = "held-out" if held_out(name, page.site) else "calibration"
+            split = "calibration" if fitted_on(name, page.site) else "held-out"
             groups["all"].append(url)
             groups[split].append(url)
             if types.get(url):

@@ -25,7 +25,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache, partial, reduce
+from functools import lru_cache, reduce
 from importlib import resources
 from itertools import accumulate, compress, count, groupby, islice, repeat, starmap
 from operator import add, attrgetter, ge, itemgetter, mul, ne, sub, truediv
@@ -898,14 +898,14 @@ def _shape(keys: list[int]) -> tuple[int, ...]:
 # A page at a thread's address (see discussion_address) is a thread when its comments hold at
 # least DISCUSSION_COMMENT_CHARS characters, whatever is kept outside them: a forum's first post
 # often lies outside the elements its replies are in, and the replies are what the page is about.
-# Then a block in its comments of at least THREAD_POST_CHARS characters, under half of them in
-# links, and no heading, stays whatever the model made of it: a reply of one or two lines, which
-# the model (taught that short lines beside an article are its furniture) scores low, while the
-# names, dates and counts around each post are shorter or linked. Chosen on WCXB's dev split
-# (scripts/convert_wceb.py; its test split held out), among 0-1,500 characters and 20-80: forum
-# threads 0.658 -> 0.767 mean F1 (trafilatura 0.704), all pages 0.8244 -> 0.8325, no other page
-# type moved; ../shared/eval: cleaneval +0.0011, dragnet +0.0002, the others unchanged
-# (benchmarks/results/forums-2026-11-27.md).
+# Then a plain paragraph in its comments (no heading, list item, quote or code) of at least
+# THREAD_POST_CHARS characters, under half of them in links, stays whatever the model made of
+# it: a reply of one or two lines, which the model (taught that short lines beside an article
+# are its furniture) scores low, while the names, dates and counts around each post are shorter
+# or linked. Chosen on WCXB's dev split (scripts/convert_wceb.py; its test split held out),
+# among 0-1,500 characters and 20-80: forum threads 0.658 -> 0.767 mean F1 (trafilatura 0.704),
+# all pages 0.8244 -> 0.8325, no other page type moved; ../shared/eval: cleaneval +0.0011,
+# dragnet +0.0002, the others unchanged (benchmarks/results/forums-2026-11-27.md).
 DISCUSSION_COMMENT_CHARS = 500
 THREAD_POST_CHARS = 40
 
@@ -960,7 +960,7 @@ def is_thread(blocks: list[Block], keep: list[bool], discussion: bool = False) -
 def with_posts(blocks: list[Block], keep: list[bool]) -> list[bool]:
     """``keep`` with a thread's posts of :data:`THREAD_POST_CHARS` characters or more kept."""
     return [ok or bool(block.roles & _IN_COMMENTS and block.chars >= THREAD_POST_CHARS
-                       and 2 * block.link_chars < block.chars and block.kind == 0)
+                       and block.link_chars < LINK_DENSE * block.chars and block.kind == 0)
             for block, ok in zip(blocks, keep, strict=True)]
 
 
@@ -1011,7 +1011,7 @@ def fill_core_gaps(blocks: list[Block], keep: list[bool]) -> list[bool]:
     # pages there is none, and the core is not looked for (nine pages in ten on dragnet).
     first, last = keep.index(True), len(keep) - 1 - keep[::-1].index(True)
     gaps = [i for i in range(first + 1, last) if not keep[i] and not blocks[i].roles & _GAP_ROLES
-            and 2 * blocks[i].link_chars < blocks[i].chars]
+            and blocks[i].link_chars < LINK_DENSE * blocks[i].chars]
     if not gaps:
         return keep
     kept_chars = [block.chars if ok else 0 for block, ok in zip(blocks, keep, strict=True)]
@@ -1078,7 +1078,10 @@ def judge(blocks: list[Block], model: ContentModel | None = None, *,
         return keep_prose_items(blocks, keep, columns[_BEST_PARENT_COLUMN])
 
     keep = kept()
-    filled = (lambda keep: keep) if listing else partial(fill_core_gaps, blocks)
+
+    def filled(keep: list[bool]) -> list[bool]:
+        return keep if listing else fill_core_gaps(blocks, keep)
+
     # A page without comments needs neither test (the comments rule then drops nothing): any()
     # over the column runs in C, where comment_roles loops over the blocks in Python.
     if not any(columns[_IN_COMMENTS_COLUMN]):
@@ -1202,7 +1205,7 @@ def block_verdicts(
     it copies kept text, it is HTML source (:func:`is_markup`), it is a reader's comment the
     model kept, or the model dropped it (:func:`removal_reason`). The run and the report
     (``report.annotate``) both read these."""
-    keep, dropped_roles = judge(blocks, model, discussion=bool(url) and discussion_address(url))
+    keep, dropped_roles = judge(blocks, model, discussion=discussion_address(url))
     is_repeated = repeated_blocks(blocks, repeated)
     if any(is_repeated):
         is_repeated = section_titles(blocks, keep, is_repeated, dropped_roles)
