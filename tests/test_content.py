@@ -139,6 +139,36 @@ def test_links_around_block_elements_are_links() -> None:
     assert by_text["Bakery wins award"].link_chars == 0
 
 
+SELF_LINKED = (
+    "<html><body><main><h2 id='use'><a href='#use'>Using the API</a></h2>"
+    "<p>Open a connection first.</p>"
+    "<h2 id='events'>Events<a class='headerlink' href=\"#events\">¶</a></h2>"
+    "<p>Listen for <a href='#close'>close</a> and for errors.</p>"
+    "<h3><a href='/guide'>Read the guide</a></h3>"
+    "<p>A link <a href='#top'>back up</a> outside a heading.</p></main></body></html>"
+)
+
+
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_a_heading_linked_to_its_own_page_is_no_link(as_bytes: bool) -> None:
+    markup = SELF_LINKED.encode() if as_bytes else SELF_LINKED
+    blocks = split_blocks(analyse(markup, structure=True).marked.decode())
+    by_text = {b.text: b for b in blocks}
+    # Links to a section of the page itself, around a heading's text or after it: no link text.
+    assert by_text["Using the API"].kind == 2 and by_text["Using the API"].link_chars == 0
+    assert by_text["Events ¶"].link_chars == 0
+    # A heading that links to another page is still a linked title; links outside headings
+    # keep their marks, to the page itself or not.
+    guide = by_text["Read the guide"]
+    assert guide.kind == 3 and guide.link_chars == guide.chars
+    assert by_text["Listen for close and for errors."].link_chars == len("close")
+    assert by_text["A link back up outside a heading."].link_chars == len("backup")
+    # The text itself is the same as without the rule.
+    plain = SELF_LINKED.replace("href='#", "href='/x#").replace('href="#', 'href="/x#')
+    assert [b.text for b in blocks] == [
+        b.text for b in split_blocks(analyse(plain, structure=True).marked.decode())]
+
+
 def test_teaser_and_repetition_features() -> None:
     blocks = split_blocks(analyse(TEASERS, structure=True).marked.decode())
     columns = dict(zip(FEATURE_NAMES, feature_columns(blocks), strict=True))
