@@ -10,8 +10,9 @@ Per set, mean token F1 per page (in process: site templates fitted as the run fi
   gold tokens (counted per block), but headings and the blocks in byline, date and caption
   elements (role meta);
 - ``precision ceiling, all``: the same, headings and bylines judged by the gold too;
-- ``no outside headings``: the package's, less the kept headings outside the core (the deepest
-  candidate subtree holding ``content.CORE_SHARE`` of the kept characters).
+- ``no outside headings``: the package's, less the kept headings outside the core
+  (``content.core_span``: the deepest candidate subtree holding ``content.CORE_SHARE`` of the
+  kept characters).
 
 Recall is not searched: judging the dropped blocks by their share of gold tokens keeps menus
 whose words the text also has, and the package's recall on the sets this was written for is
@@ -27,7 +28,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from itertools import accumulate
 from pathlib import Path
 from statistics import mean
 
@@ -35,8 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 from train_content import fitted_pages  # noqa: E402
 
-from warcdeboil import content  # noqa: E402
-from warcdeboil.content import Block, block_verdicts, split_blocks  # noqa: E402
+from warcdeboil.content import Block, block_verdicts, core_span, split_blocks  # noqa: E402
 from warcdeboil.dom import ROLE_META, plain_text, remove_template  # noqa: E402
 from warcdeboil.evaluate import score_text, tokenize  # noqa: E402
 
@@ -63,23 +62,9 @@ def ceiling_all(blocks: list[Block], keep: list[bool], gold: dict[str, int]) -> 
     return [ok and gold_share(b, gold) >= 0.5 for b, ok in zip(blocks, keep, strict=True)]
 
 
-def core(blocks: list[Block], keep: list[bool]) -> tuple[int, int] | None:
-    """The kept blocks' core, as ``content.fill_core_gaps`` finds it: (first, end) or None."""
-    prefix = [0, *accumulate(b.chars if ok else 0 for b, ok in zip(blocks, keep, strict=True))]
-    least = content.CORE_SHARE * prefix[-1]
-    if not least:
-        return None
-    best = None
-    for spans in content._node_spans(content._runs([b.ancestors for b in blocks])).values():
-        if len(spans) == 2 and prefix[spans[1]] - prefix[spans[0]] >= least and (
-                best is None or spans[1] - spans[0] < best[1] - best[0]):
-            best = (spans[0], spans[1])
-    return best
-
-
 def no_outside_headings(blocks: list[Block], keep: list[bool], gold: dict[str, int]
                         ) -> list[bool]:
-    span = core(blocks, keep)
+    span = core_span(blocks, keep)
     if span is None:
         return keep
     return [ok and (span[0] <= i < span[1] or not 1 <= b.kind <= 6)

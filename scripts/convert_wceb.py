@@ -71,7 +71,8 @@ def splits(source: Path) -> tuple[tuple[str, Path, Path, str], ...]:
 def read_pages(gold_dir: Path, html_dir: Path, split: str) -> list[dict[str, str]]:
     """One split's pages in file-id order: ``id``, ``url`` (unique in the split), ``site``,
     ``gold``, ``page_type``, ``split`` and ``html``. A page without its HTML, a URL (the gold
-    is keyed by URL) or a main text is left out: three of release 1.0's dev pages."""
+    is keyed by URL) or a main text is left out: seven of release 1.0's dev pages (five
+    without a URL, two without a text) and one of its test pages (no URL)."""
     pages = []
     seen: set[str] = set()
     for path in sorted(gold_dir.glob("*.json")):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conftest import ROOT, load_script
 
-from warcdeboil.content import split_blocks
+from warcdeboil.content import core_span, split_blocks
 from warcdeboil.dom import analyse
 from warcdeboil.evaluate import tokenize
 
@@ -37,5 +37,5 @@ def test_the_ceilings_drop_kept_junk_and_only_the_first_spares_headlines() -> No
     # Nothing the package dropped comes back.
     assert not any(ceiling.ceiling(blocks, [False] * len(blocks), GOLD))
     # The core is the story's div: the headline above it goes, the rest stays.
-    assert ceiling.core(blocks, keep) == (2, 5)
+    assert core_span(blocks, keep) == (2, 5)
     assert kept(ceiling.no_outside_headings(blocks, keep, GOLD)) == texts[1:]

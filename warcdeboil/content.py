@@ -66,6 +66,7 @@ __all__ = [
     "extract",
     "extract_blocks",
     "feature_columns",
+    "core_span",
     "fill_core_gaps",
     "is_listing",
     "is_markup",
@@ -1002,6 +1003,27 @@ GAP_BLOCK_CHARS = 40
 _GAP_ROLES = _ITEM_ROLES | _IN_COMMENTS | (1 << ROLE_META)
 
 
+def core_span(blocks: list[Block], keep: list[bool]) -> tuple[int, int] | None:
+    """The core of what was kept, as (first block, block after the last): of the candidate
+    subtrees holding :data:`CORE_SHARE` of the kept characters, the one of fewest blocks (the
+    deepest: every such subtree lies on one path from the root). None when nothing kept has
+    characters (every subtree would hold 80 % of nothing)."""
+    prefix = [0, *accumulate(block.chars if ok else 0 for block, ok in zip(blocks, keep,
+                                                                           strict=True))]
+    least = CORE_SHARE * prefix[-1]
+    if not least:
+        return None
+    core: tuple[int, int] | None = None
+    for spans in _node_spans(_runs(list(map(_ANCESTORS, blocks)))).values():
+        if len(spans) != 2:  # not one stretch of blocks: no list split_blocks makes
+            continue
+        start, end = spans
+        if prefix[end] - prefix[start] >= least and (
+                core is None or end - start < core[1] - core[0]):
+            core = (start, end)
+    return core
+
+
 def fill_core_gaps(blocks: list[Block], keep: list[bool]) -> list[bool]:
     """``keep`` with the text blocks between the first and the last kept block of the core
     kept too (see :data:`GAP_BLOCK_CHARS`)."""
@@ -1014,35 +1036,20 @@ def fill_core_gaps(blocks: list[Block], keep: list[bool]) -> list[bool]:
             and blocks[i].link_chars < LINK_DENSE * blocks[i].chars]
     if not gaps:
         return keep
-    kept_chars = [block.chars if ok else 0 for block, ok in zip(blocks, keep, strict=True)]
-    prefix = [0, *accumulate(kept_chars)]
-    least = CORE_SHARE * prefix[-1]
-    if not least:  # kept blocks without characters: no core (every subtree would hold 80 %)
-        return keep
-    ancestors = list(map(_ANCESTORS, blocks))
-    # The core: of the subtrees holding CORE_SHARE of what was kept, the one of fewest blocks
-    # (the deepest: every such subtree lies on one path from the root).
-    core: tuple[int, int] | None = None
-    for spans in _node_spans(_runs(ancestors)).values():
-        if len(spans) != 2:  # not one stretch of blocks: no list split_blocks makes
-            continue
-        start, end = spans
-        if prefix[end] - prefix[start] >= least and (
-                core is None or end - start < core[1] - core[0]):
-            core = (start, end)
+    core = core_span(blocks, keep)
     if core is None:
         return keep
     start, end = core
     first = keep.index(True, start, end)
     last = end - 1 - keep[start:end][::-1].index(True)
-    parents = {ancestors[i][-1:] for i in range(first, last + 1) if keep[i]}
+    parents = {blocks[i].ancestors[-1:] for i in range(first, last + 1) if keep[i]}
     result = keep
     for i in gaps:
         if not first < i < last:
             continue
         block = blocks[i]
         if block.chars >= GAP_BLOCK_CHARS or (0 < block.kind < KIND_ITEM and not block.link_chars) \
-                or ancestors[i][-1:] in parents:
+                or block.ancestors[-1:] in parents:
             if result is keep:
                 result = list(keep)
             result[i] = True

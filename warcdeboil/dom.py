@@ -437,7 +437,7 @@ _StructureMarks = tuple[list[Node], list[bytes], list[Node], list[bytes]]
 # (a documentation page's link to its own section, or the pilcrow after its title) it gets no
 # link marks, and the heading counts as text, not as a teaser's linked title. WCXB
 # (scripts/convert_wceb.py): 5 % of its pages have such headings; mean F1 on its documentation
-# pages, dev split 0.904 -> 0.906, test split 0.894 -> 0.900; the five sets of ../shared/eval
+# pages, dev split 0.904 -> 0.906, test split 0.894 -> 0.901; the five sets of ../shared/eval
 # within 0.0001. A heading's children are read in Python (a selector per heading cost twice as
 # much: it is compiled each call), 27 us a dragnet page, 2 % of analyse().
 _HEADING_IDS = frozenset(_IDS[f"h{level}"] for level in range(1, 7))
