@@ -13,10 +13,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from warcdeboil import dom
-from warcdeboil.apply import Mode, OutputFormat
 from warcdeboil.evaluate import evaluate, load_gold, load_predictions
-from warcdeboil.pipeline import Options, clean
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.page import dom
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.site.clean import Mode
 
 EVAL = Path(__file__).resolve().parent.parent.parent / "shared" / "eval"
 

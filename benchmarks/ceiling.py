@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 from train_content import fitted_pages  # noqa: E402
 
-from warcdeboil.content import Block, block_verdicts, core_span, split_blocks  # noqa: E402
-from warcdeboil.dom import ROLE_META, plain_text, remove_template  # noqa: E402
 from warcdeboil.evaluate import score_text, tokenize  # noqa: E402
+from warcdeboil.page.content import Block, block_verdicts, core_span, split_blocks  # noqa: E402
+from warcdeboil.page.dom import ROLE_META, plain_text, remove_template  # noqa: E402
 
 Judgement = Callable[[list[Block], list[bool], dict[str, int]], list[bool]]
 

@@ -5,7 +5,7 @@
 
 Fits the content model as ``scripts/train_content.py`` does (same pages, template removed, same
 labels, sample and dataset weights, two stages, calibration = sites with even CRC-32), with
-columns appended to :func:`warcdeboil.content.feature_columns` from the class and id words of
+columns appended to :func:`warcdeboil.page.content.feature_columns` from the class and id words of
 each block's nearest ``--k`` candidate ancestors (0: all of them). Words: class and id split at
 ``-``, ``_``, digits and camelCase humps, lower-cased, two letters or more. ``--variant``:
 
@@ -42,15 +42,15 @@ from statistics import mean
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import train_content as tc  # noqa: E402  (the training script's constants and labels)
 
-from warcdeboil import content, dom  # noqa: E402
-from warcdeboil.content import (  # noqa: E402
+from warcdeboil.evaluate import score_text  # noqa: E402
+from warcdeboil.page import content, dom  # noqa: E402
+from warcdeboil.page.content import (  # noqa: E402
     Block,
     ContentModel,
     _weighted_sum,
     context_columns,
     extract_blocks,
 )
-from warcdeboil.evaluate import score_text  # noqa: E402
 
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # URL, gold site, blocks, gold text, repeated digests, words of each candidate left on the page

@@ -5,7 +5,7 @@
 
 What rules are chosen on: each page as ``scripts/train_content.py`` sees it (its site's template
 fitted on the site's pages in URL order and removed, ``split_blocks``), then
-:func:`warcdeboil.content.extract_blocks` with the site's repeated blocks, scored against the
+:func:`warcdeboil.page.content.extract_blocks` with the site's repeated blocks, scored against the
 gold as ``train_content.py`` scores. The pages are analysed once, so a rule is measured in
 seconds, not in an end-to-end run (``pagetypes.py``, which gives the same figures to the fourth
 decimal). Only the calibration sites by default (even CRC-32 of the gold's site): the held-out
@@ -25,9 +25,9 @@ from statistics import mean
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from train_content import fitted_on, fitted_pages  # noqa: E402  (scripts/ is no package)
 
-from warcdeboil.content import extract_blocks, split_blocks  # noqa: E402
-from warcdeboil.dom import plain_text, remove_template  # noqa: E402
 from warcdeboil.evaluate import score_text  # noqa: E402
+from warcdeboil.page.content import extract_blocks, split_blocks  # noqa: E402
+from warcdeboil.page.dom import plain_text, remove_template  # noqa: E402
 
 
 def page_f1(archive: Path, split: str) -> dict[str, tuple[float, str, str, bool]]:

@@ -36,21 +36,22 @@ from typing import Any
 
 import zstandard
 
-from warcdeboil import content
-from warcdeboil.apply import OutputFormat, page_fields
+from warcdeboil.dedup.doomed import iter_doomed
 from warcdeboil.dedup.minhash import MinHasher
 from warcdeboil.dedup.shingles import shingle_hashes_batch
 from warcdeboil.dedup.stage import SIGN_BATCH, doomed_of
 from warcdeboil.dedup.text import signature_text
-from warcdeboil.dom import CleanText, analyse, page_signature, remove_template
-from warcdeboil.doomedstore import iter_doomed
 from warcdeboil.errors import RecordError
-from warcdeboil.pages import HtmlPage, PageLimits, html_page, payload_digest
-from warcdeboil.pagestore import PageEntry, _encode, iter_page_store
-from warcdeboil.pipeline import Options
-from warcdeboil.profiles import ProfileReader
-from warcdeboil.reader import WarcRecord, iter_selected
-from warcdeboil.sitekey import SiteKeyer, SiteKeyMode
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.output.jsonl import page_fields
+from warcdeboil.page import content
+from warcdeboil.page.dom import CleanText, analyse, page_signature, remove_template
+from warcdeboil.page.html import HtmlPage, PageLimits, html_page, payload_digest
+from warcdeboil.run.options import Options
+from warcdeboil.site.pagestore import PageEntry, _encode, iter_page_store
+from warcdeboil.site.profiles import ProfileReader
+from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
+from warcdeboil.warc.reader import WarcRecord, iter_selected
 
 _NONE: frozenset[int] = frozenset()
 

@@ -54,7 +54,6 @@ from selectolax.lexbor import LexborHTMLParser
 from warcio.archiveiterator import ArchiveIterator
 
 from warcdeboil.api import Deboiler
-from warcdeboil.apply import Mode
 from warcdeboil.dedup import (
     CONFIRM_THRESHOLD,
     DedupStats,
@@ -67,8 +66,9 @@ from warcdeboil.dedup import (
     shingle_hashes,
     signature_text,
 )
-from warcdeboil.dom import analyse
-from warcdeboil.sitekey import SiteKeyer, SiteKeyMode
+from warcdeboil.page.dom import analyse
+from warcdeboil.site.clean import Mode
+from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
 
 Pair = tuple[int, int]
 

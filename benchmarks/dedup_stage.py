@@ -44,8 +44,8 @@ from speed import bytecode_env  # noqa: E402
 _STAGE = """
 import sys, shutil
 from pathlib import Path
-from warcdeboil.apply import OutputFormat
-from warcdeboil.pipeline import Options, find_duplicates
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.run.local import Options, find_duplicates
 work = Path(sys.argv[1])
 shutil.rmtree(work / "dedup")
 find_duplicates(work, work / "profiles", 1, Options(workers=1, format=OutputFormat.JSONL))
@@ -99,9 +99,9 @@ def share(archive: Path, repeat: int) -> None:
 
 def copies(archive: Path, count: int, target: Path) -> Path:
     """``archive`` ``count`` times over, each copy's records under host ``cN.<host>``."""
-    from warcdeboil.compression import Codec
-    from warcdeboil.reader import iter_records
-    from warcdeboil.writer import WarcWriter
+    from warcdeboil.warc.compression import Codec
+    from warcdeboil.warc.reader import iter_records
+    from warcdeboil.warc.writer import WarcWriter
 
     with open(target, "wb") as fh:
         writer = WarcWriter(fh, Codec.GZIP)
@@ -157,10 +157,11 @@ def pipeline(crawl_dir: Path) -> None:
     import dedup as bench  # benchmarks/dedup.py: the crawl, its truth and the scoring
     import numpy as np
 
-    from warcdeboil.apply import OutputFormat
     from warcdeboil.dedup import PageSignatures, iter_url_groups
     from warcdeboil.dedup.stage import ROOTS, signatures_dir
-    from warcdeboil.pipeline import Options, clean
+    from warcdeboil.output.formats import OutputFormat
+    from warcdeboil.run.local import clean
+    from warcdeboil.run.options import Options
 
     pages = bench.read_crawl(crawl_dir / "dup-crawl.warc.gz")
     truth, kinds = bench.truth_pairs(crawl_dir / "truth.json", pages)
@@ -193,9 +194,9 @@ def alone(work: Path, repeat: int) -> None:
     import time
 
     from warcdeboil.dedup.stage import decide, sign_file
-    from warcdeboil.duplicates import SignJob, signatures_dir
-    from warcdeboil.pagestore import page_store_path
-    from warcdeboil.sitekey import SiteKeyMode
+    from warcdeboil.dedup.verdicts import SignJob, signatures_dir
+    from warcdeboil.site.pagestore import page_store_path
+    from warcdeboil.site.sitekey import SiteKeyMode
 
     meta = json.loads((work / "profiles" / "profiles.json").read_text(encoding="utf-8"))
     inputs = len(list((work / "pages").glob("*.pages")))

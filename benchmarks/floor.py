@@ -60,8 +60,8 @@ from peers import (  # this folder's peers.py
 from speed import bytecode_env  # this folder's speed.py
 
 from warcdeboil.errors import PayloadError
-from warcdeboil.pages import html_page
-from warcdeboil.reader import iter_records
+from warcdeboil.page.html import html_page
+from warcdeboil.warc.reader import iter_records
 
 # key → (title, what it is compared with in its table)
 TOOLS = {
@@ -164,7 +164,7 @@ def measure_two_pass_floor(archive: str, text: bool = False) -> dict[str, Any]:
     from isal import isal_zlib
     from selectolax.lexbor import LexborHTMLParser
 
-    from warcdeboil.writer import GZIP_LEVEL
+    from warcdeboil.warc.writer import GZIP_LEVEL
 
     path = Path(archive)
     spans = member_spans(path)

@@ -5,8 +5,8 @@
 Two measures, against ``benchmarks/language_truth.json`` (each set's language, and the pages that
 differ from it, read by hand):
 
-- **gold**: :func:`warcdeboil.language.identify` on the human-cut main text of every page of the
-  five evaluation sets (``../shared/eval/*.gold.jsonl.gz``): the identifier alone.
+- **gold**: :func:`warcdeboil.page.language.identify` on the human-cut main text of every page
+  of the five evaluation sets (``../shared/eval/*.gold.jsonl.gz``): the identifier alone.
 - **output**: the ``language`` field of ``warcdeboil clean --format jsonl`` over
   ``../shared/eval`` and ``../shared/warcs``: what a user gets, page text as extracted.
 
@@ -27,9 +27,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from warcdeboil.apply import OutputFormat
-from warcdeboil.language import identify
-from warcdeboil.pipeline import Options, clean
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.page.language import identify
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
 
 HERE = Path(__file__).resolve().parent
 TRUTH = HERE / "language_truth.json"

@@ -10,7 +10,7 @@ The first call makes a work directory (``--work``, kept): a content-mode run wit
 - ``none``: only what every part does first (imports, reading the cleaned pages and the texts
   of ``train``): subtract its count from the others'.
 - ``score``: pass 2 with a given model: load it, score every page in batches of 256.
-- ``stage``: the stage before pass 2 for buckets with a given model (``lm_fit.prepare_lm``: the
+- ``stage``: the stage before pass 2 for buckets with a given model (``lm.stage.prepare_lm``: the
   pages cleaned and stored, their language, every page scored), on a copy of the work directory.
 - ``train``: one model of ``--lm auto``: the English pages of half 0, as the stage trains it.
 - ``auto``: the stage before pass 2 for ``--lm auto`` (no buckets): the pages cleaned and
@@ -52,15 +52,16 @@ def main() -> None:
     if not (args.work / "lm" / "cleaned").is_dir():
         prepare(args.archive, args.model, args.work)
 
-    from warcdeboil.apply import Mode
-    from warcdeboil.cleanstore import iter_cleaned_store
-    from warcdeboil.duplicates import SignJob, signatures_dir
+    from warcdeboil.dedup.verdicts import SignJob, signatures_dir
     from warcdeboil.lm import LanguageModel
-    from warcdeboil.lm_filter import LmSettings, PageScorer, url_half
-    from warcdeboil.lm_fit import cleaned_store_path, prepare_lm
-    from warcdeboil.pagestore import page_store_path
-    from warcdeboil.pipeline import DEFAULT_PARTITIONS, _run_jobs
-    from warcdeboil.sitekey import SiteKeyMode
+    from warcdeboil.lm.cleaned import iter_cleaned_store
+    from warcdeboil.lm.scoring import LmSettings, PageScorer, url_half
+    from warcdeboil.lm.stage import cleaned_store_path, prepare_lm
+    from warcdeboil.run.options import DEFAULT_PARTITIONS
+    from warcdeboil.run.pool import run_jobs
+    from warcdeboil.site.clean import Mode
+    from warcdeboil.site.pagestore import page_store_path
+    from warcdeboil.site.sitekey import SiteKeyMode
 
     pages = list(iter_cleaned_store(cleaned_store_path(args.work, 0)))
     texts = [page[2].text for page in pages if page[5] == "en" and url_half(page[1]) == 0]
@@ -88,7 +89,7 @@ def main() -> None:
             start = time.process_time()
             prepare_lm(settings, [store], work,
                        work / "profiles", DEFAULT_PARTITIONS, SiteKeyMode.HOST, Mode.CONTENT, 1,
-                       _run_jobs, **extra)
+                       run_jobs, **extra)
             if args.part == "stages" and not one_walk:
                 from warcdeboil.dedup.stage import sign_file
 

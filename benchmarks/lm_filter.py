@@ -32,8 +32,8 @@ import numpy as np
 
 from warcdeboil.evaluate import evaluate, load_gold
 from warcdeboil.lm import LanguageModel
-from warcdeboil.lm_filter import url_half
-from warcdeboil.lm_fit import percentile_limits, train_run_model
+from warcdeboil.lm.scoring import url_half
+from warcdeboil.lm.stage import percentile_limits, train_run_model
 
 DATASETS = ("dragnet", "l3s-gn1", "cleanportaleval", "cleaneval", "scrapinghub")
 LIMITS = (300.0, 1000.0, 3000.0, 10000.0)  # --max-line-perplexity values tried
@@ -145,12 +145,13 @@ def stage_cost(archive: Path, tmp: Path) -> dict[str, Any]:
     (buckets), for --lm auto, --lm auto with buckets, and a given model with buckets."""
     import time
 
-    from warcdeboil.apply import Mode
-    from warcdeboil.lm_filter import LmSettings
-    from warcdeboil.lm_fit import prepare_lm
-    from warcdeboil.pagestore import page_store_path
-    from warcdeboil.pipeline import DEFAULT_PARTITIONS, _run_jobs
-    from warcdeboil.sitekey import SiteKeyMode
+    from warcdeboil.lm.scoring import LmSettings
+    from warcdeboil.lm.stage import prepare_lm
+    from warcdeboil.run.options import DEFAULT_PARTITIONS
+    from warcdeboil.run.pool import run_jobs
+    from warcdeboil.site.clean import Mode
+    from warcdeboil.site.pagestore import page_store_path
+    from warcdeboil.site.sitekey import SiteKeyMode
 
     work = tmp / "work"
     run_clean([archive], tmp / "stage-out", "--mode", "content", "--work-dir", str(work))
@@ -163,7 +164,7 @@ def stage_cost(archive: Path, tmp: Path) -> dict[str, Any]:
                            ("given model, buckets", LmSettings(str(model), buckets=True))):
         start = time.process_time()
         prepare_lm(settings, [page_store_path(work / "pages", 0)], work, work / "profiles",
-                   DEFAULT_PARTITIONS, SiteKeyMode.HOST, Mode.CONTENT, 1, _run_jobs)
+                   DEFAULT_PARTITIONS, SiteKeyMode.HOST, Mode.CONTENT, 1, run_jobs)
         results[name] = time.process_time() - start
         print(f"stage, {name}: {results[name]:.2f} CPU-s", flush=True)
     return results

@@ -6,7 +6,7 @@
 
 Every extractor runs in a child process of its own (forked by multiprocessing's small fork
 server, so that its ru_maxrss is its own), once per archive. The child reads the archive's HTML
-pages into memory (``warcdeboil.pages``: transfer and content codings undone, charset decoded),
+pages into memory (``warcdeboil.page.html``: transfer and content codings undone, charset decoded),
 imports the extractor, then extracts every page.
 Speed is pages per CPU-second of the extraction alone (``time.process_time``); peak memory is the
 child's ``ru_maxrss``, which includes the decoded pages it holds (shown apart, in brackets).
@@ -50,8 +50,8 @@ from speed import bytecode_env  # this folder's speed.py
 
 from warcdeboil.errors import PayloadError
 from warcdeboil.evaluate import GoldPage, Report, Summary, evaluate, load_gold, load_predictions
-from warcdeboil.pages import html_page
-from warcdeboil.reader import iter_records
+from warcdeboil.page.html import html_page
+from warcdeboil.warc.reader import iter_records
 
 
 class Page(NamedTuple):
@@ -229,7 +229,7 @@ def _load_deboiler() -> Runner:
     from deboiler import Deboiler
     from deboiler.dataset import ListDataset
 
-    from warcdeboil.sitekey import SiteKeyer, SiteKeyMode
+    from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
 
     site_of = SiteKeyer(SiteKeyMode.DOMAIN)
 

@@ -47,7 +47,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(ROOT))
 
-from warcdeboil.language import detect  # noqa: E402
 from warcdeboil.lm import LanguageModel  # noqa: E402
 from warcdeboil.lm.chars import char_text  # noqa: E402
 from warcdeboil.lm.model import (  # noqa: E402
@@ -57,6 +56,7 @@ from warcdeboil.lm.model import (  # noqa: E402
     WORD_NOISE_WEIGHTS,
 )
 from warcdeboil.lm.noise import SIGNALS, line_signals  # noqa: E402
+from warcdeboil.page.language import detect  # noqa: E402
 
 DATASETS = ("dragnet", "l3s-gn1", "cleaneval", "scrapinghub", "cleanportaleval")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“‘(A-Z0-9])")

@@ -17,10 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from warcdeboil import pipeline
-from warcdeboil.compression import Codec
-from warcdeboil.pipeline import Options, clean
-from warcdeboil.writer import WarcWriter, sha1_digest
+from warcdeboil.run import local as pipeline
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.writer import WarcWriter, sha1_digest
 
 
 def _page(host: str, i: int) -> bytes:

@@ -49,7 +49,7 @@ from dedup import (  # type: ignore[import-not-found]
 )
 
 from warcdeboil.dedup import DedupStats, PageText, duplicate_groups
-from warcdeboil.sitekey import SiteKeyer
+from warcdeboil.site.sitekey import SiteKeyer
 from warcdeboil.urlrules import UrlRules, query_chunks, split_url
 
 COMPONENTS = {

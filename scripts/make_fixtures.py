@@ -33,9 +33,9 @@ import json
 import uuid
 from pathlib import Path
 
-from warcdeboil.compression import Codec
-from warcdeboil.writer import WarcWriter, rebuild_record, serialise
-from warcdeboil.zstdio import train_dictionary
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.writer import WarcWriter, rebuild_record, serialise
+from warcdeboil.warc.zstdio import train_dictionary
 
 NAMESPACE = uuid.UUID("0f7c5d2e-8b1a-4c3d-9e6f-5a4b3c2d1e0f")
 DATE = "2024-05-{day:02d}T10:{minute:02d}:00Z"

@@ -1,4 +1,4 @@
-"""Train the content-mode block model and write ``warcdeboil/content_model.json``.
+"""Train the content-mode block model and write ``warcdeboil/page/content_model.json``.
 
     pip install -e '.[train]'
     python scripts/convert_wceb.py WCXB-CHECKOUT --out eval-extra    # see that script
@@ -10,8 +10,8 @@ The shipped weights are this command's, with ``--extra`` naming the directory
 
 Pages come from the evaluation archives; each page goes through the same steps as in the
 pipeline (one ``analyse`` with structure marks, the site's template learned from its URL-sorted
-neighbours and removed, :func:`warcdeboil.content.split_blocks`,
-:func:`warcdeboil.content.feature_columns`), so training sees exactly what the pipeline sees.
+neighbours and removed, :func:`warcdeboil.page.content.split_blocks`,
+:func:`warcdeboil.page.content.feature_columns`), so training sees exactly what the pipeline sees.
 
 A block's label is 1 when at least 80 % of its tokens are still unclaimed in the page's gold text
 (blocks claim gold tokens in document order, so a second copy of a paragraph is not content).
@@ -36,7 +36,8 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from warcdeboil.content import (
+from warcdeboil.evaluate import load_gold, score_text, tokenize
+from warcdeboil.page.content import (
     CONTEXT_FEATURE_NAMES,
     FEATURE_NAMES,
     ContentModel,
@@ -45,20 +46,14 @@ from warcdeboil.content import (
     feature_columns,
     split_blocks,
 )
-from warcdeboil.dom import (
-    analyse,
-    page_signature,
-    plain_text,
-    remove_template,
-)
-from warcdeboil.evaluate import load_gold, score_text, tokenize
-from warcdeboil.fit import FitParams, fit_site
-from warcdeboil.pages import html_page
-from warcdeboil.reader import iter_records
-from warcdeboil.sitekey import SiteKeyer, SiteKeyMode, url_sort_key
+from warcdeboil.page.dom import analyse, page_signature, plain_text, remove_template
+from warcdeboil.page.html import html_page
+from warcdeboil.site.fit import FitParams, fit_site
+from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode, url_sort_key
+from warcdeboil.warc.reader import iter_records
 
 DATASETS = ("dragnet", "cleanportaleval", "l3s-gn1", "cleaneval", "scrapinghub")
-MODEL = Path(__file__).resolve().parent.parent / "warcdeboil" / "content_model.json"
+MODEL = Path(__file__).resolve().parent.parent / "warcdeboil" / "page" / "content_model.json"
 # Probability a block must reach to be kept. 0.5 is the unweighted decision; on the calibration
 # half 0.4 and 0.6 were each worse on mean F1 (recall or precision falls faster than the other
 # rises), so the plain decision stays.
@@ -171,7 +166,7 @@ def main() -> None:
             name = gold_file.name.removesuffix(".gold.jsonl.gz")
             data[name] = load_pages(directory, name)
     if args.check:
-        from warcdeboil.content import load_model
+        from warcdeboil.page.content import load_model
         model = load_model()
     else:
         train = [(gold_site, blocks, gold_text, DATASET_WEIGHTS.get(name, 1.0))

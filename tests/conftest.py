@@ -15,8 +15,8 @@ from types import ModuleType
 
 import pytest
 
-from warcdeboil.compression import Codec
-from warcdeboil.writer import WarcWriter, rebuild_record
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.writer import WarcWriter, rebuild_record
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -150,7 +150,7 @@ def warcio_check(path: Path) -> tuple[int, str]:
 
     from warcio.checker import Checker
 
-    from warcdeboil.reader import iter_records
+    from warcdeboil.warc.reader import iter_records
 
     with tempfile.TemporaryDirectory() as tmp:
         if path.name.endswith(".zst"):
@@ -190,8 +190,9 @@ def synthetic_crawl() -> list[tuple[list[tuple[str, str]], bytes]]:
 def dragnet_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A work directory of dragnet indexed for JSONL (structure marks: either mode) and fitted,
     shared by the report's tests."""
-    from warcdeboil.apply import OutputFormat
-    from warcdeboil.pipeline import Options, build_index, fit_profiles
+    from warcdeboil.output.formats import OutputFormat
+    from warcdeboil.run.local import build_index, fit_profiles
+    from warcdeboil.run.options import Options
 
     archive = shared_file("eval", "dragnet.warc.gz")
     options = Options(workers=2, format=OutputFormat.JSONL)

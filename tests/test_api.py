@@ -35,7 +35,7 @@ def _jsonl(directory) -> list[dict]:
 
 def _pages(archives) -> list[tuple[str, str | bytes]]:
     """(URL, markup) of every HTML page of the archives, as the file pipeline reads them."""
-    from warcdeboil.pages import PageLimits, html_page
+    from warcdeboil.page.html import PageLimits, html_page
 
     pages = []
     for path in archives:
@@ -50,7 +50,7 @@ def _pages(archives) -> list[tuple[str, str | bytes]]:
 def test_api_pages_carry_the_fields_of_the_jsonl(tmp_path, mode: str) -> None:
     from conftest import shared_file
 
-    from warcdeboil.apply import Mode
+    from warcdeboil.site.clean import Mode
 
     archive = shared_file("eval", "cleanportaleval.warc.gz")
     options = warcdeboil.Options(workers=1, format=warcdeboil.OutputFormat.MARKDOWN,

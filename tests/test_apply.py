@@ -11,9 +11,8 @@ from dataclasses import replace
 import pytest
 from conftest import shared_file
 
-from warcdeboil import dom
-from warcdeboil.apply import Mode, clean_document, clean_for_warc, clean_page
-from warcdeboil.dom import (
+from warcdeboil.page import dom
+from warcdeboil.page.dom import (
     CleanText,
     PageText,
     analyse,
@@ -22,10 +21,11 @@ from warcdeboil.dom import (
     page_signature,
     template_cuts,
 )
-from warcdeboil.fit import FitParams, SiteProfile, fit_site
-from warcdeboil.pages import html_page
-from warcdeboil.reader import iter_records
-from warcdeboil.sitekey import SiteKeyer, SiteKeyMode, url_sort_key
+from warcdeboil.page.html import html_page
+from warcdeboil.site.clean import Mode, clean_document, clean_for_warc, clean_page
+from warcdeboil.site.fit import FitParams, SiteProfile, fit_site
+from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode, url_sort_key
+from warcdeboil.warc.reader import iter_records
 
 Cleaned = tuple[str | bytes, PageText, SiteProfile | None]
 

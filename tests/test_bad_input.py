@@ -13,14 +13,15 @@ from conftest import http_response, synthetic_crawl, warc_record, warcio_check
 from typer.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
-from warcdeboil.apply import OutputFormat
 from warcdeboil.cli import app
-from warcdeboil.compression import Codec
-from warcdeboil.pages import PageLimits, html_page
-from warcdeboil.pipeline import Options, clean
-from warcdeboil.reader import iter_records, read_record_at
-from warcdeboil.recompress import recompress_file
-from warcdeboil.writer import serialise
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.page.html import PageLimits, html_page
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.reader import iter_records, read_record_at
+from warcdeboil.warc.recompress import recompress_file
+from warcdeboil.warc.writer import serialise
 
 RECORDS = synthetic_crawl()[:9]  # warcinfo, then request/response pairs
 
@@ -199,7 +200,7 @@ def page_record(body: bytes, headers: list[tuple[str, str]]):
 
 
 def iter_records_of(block: bytes):
-    from warcdeboil.reader import WarcRecord
+    from warcdeboil.warc.reader import WarcRecord
 
     return WarcRecord(0, 0, "WARC/1.0", [("WARC-Type", "response"),
                                          ("WARC-Target-URI", "http://x.example/")], block)
@@ -222,7 +223,7 @@ def iter_records_of(block: bytes):
     ],
 )
 def test_charsets(body: bytes, content_type: str, text: str) -> None:
-    from warcdeboil.dom import analyse, clean_text
+    from warcdeboil.page.dom import analyse, clean_text
 
     page = html_page(page_record(body, [("Content-Type", content_type)]))
     assert page is not None

@@ -22,13 +22,14 @@ import zstandard
 from conftest import FIXTURES, http_response, shared_file, warc_record
 from isal import isal_zlib
 
-from warcdeboil.compression import Codec, Kind
-from warcdeboil.pages import PageLimits
-from warcdeboil.pipeline import Options, clean
-from warcdeboil.reader import SPILL_BYTES, WarcRecord, iter_records, read_record_at
-from warcdeboil.recompress import recompress_file
-from warcdeboil.writer import WarcWriter, serialise, stream_digests
-from warcdeboil.zstdio import iter_frame_segments
+from warcdeboil.page.html import PageLimits
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.warc.compression import Codec, Kind
+from warcdeboil.warc.reader import SPILL_BYTES, WarcRecord, iter_records, read_record_at
+from warcdeboil.warc.recompress import recompress_file
+from warcdeboil.warc.writer import WarcWriter, serialise, stream_digests
+from warcdeboil.warc.zstdio import iter_frame_segments
 
 MiB = 1 << 20
 _PATTERN = random.Random(7).randbytes(16 << 10)  # repeats within deflate's window: compresses

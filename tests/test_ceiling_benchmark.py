@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from conftest import ROOT, load_script
 
-from warcdeboil.content import core_span, split_blocks
-from warcdeboil.dom import analyse
 from warcdeboil.evaluate import tokenize
+from warcdeboil.page.content import core_span, split_blocks
+from warcdeboil.page.dom import analyse
 
 ceiling = load_script("ceiling_benchmark", ROOT / "benchmarks" / "ceiling.py")
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from conftest import load_script
 
-from warcdeboil.content import split_blocks
-from warcdeboil.dom import analyse
+from warcdeboil.page.content import split_blocks
+from warcdeboil.page.dom import analyse
 
 ROOT = Path(__file__).resolve().parent.parent
 classid = load_script("classid_benchmark", ROOT / "benchmarks" / "classid.py")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from warcdeboil.cleanstore import Cleaned, CleanedStoreWriter, _encode, iter_cleaned_store
-from warcdeboil.content import Block, Extraction
-from warcdeboil.dom import CleanText
+from warcdeboil.lm.cleaned import Cleaned, CleanedStoreWriter, _encode, iter_cleaned_store
+from warcdeboil.page.content import Block, Extraction
+from warcdeboil.page.dom import CleanText
 
 
 def _blocks() -> Extraction:

@@ -13,7 +13,7 @@ from conftest import FIXTURES, synthetic_crawl, warcio_check
 from typer.testing import CliRunner
 
 from warcdeboil.cli import app
-from warcdeboil.compression import Codec
+from warcdeboil.warc.compression import Codec
 
 runner = CliRunner()
 
@@ -75,7 +75,7 @@ def test_real_process(crawl: Path, tmp_path: Path) -> None:
 def test_recompress_makes_a_whole_file_gzip_addressable(tmp_path: Path, write_archive) -> None:
     import gzip
 
-    from warcdeboil.reader import iter_records
+    from warcdeboil.warc.reader import iter_records
 
     plain = write_archive(tmp_path / "p.warc", synthetic_crawl(), Codec.NONE)
     src = tmp_path / "in" / "stream.warc.gz"
@@ -167,7 +167,7 @@ def test_entry_point_collects_young_objects_less_often() -> None:
     # the youngest generation collected every GC_YOUNG_THRESHOLD allocations. Run in a child:
     # the settings are per process.
     code = (
-        "import gc, warcdeboil.cli as cli\n"
+        "import gc, warcdeboil.cli.process as cli\n"
         "before = gc.get_freeze_count()\n"
         "cli._tune_collector()\n"
         "print(before, gc.get_freeze_count() > before, gc.get_threshold()[0],"
@@ -347,13 +347,14 @@ def test_progress_bars_show_bytes_and_time_left(tmp_path: Path) -> None:
 
     from rich.console import Console
 
-    from warcdeboil.cli import _Bars, _human
-    from warcdeboil.pipeline import Options, clean
+    from warcdeboil.cli.console import ProgressBars, _human
+    from warcdeboil.run.local import clean
+    from warcdeboil.run.options import Options
 
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=200, color_system=None)
     crawl = FIXTURES / "crawl"
-    with _Bars(True, console) as bars:
+    with ProgressBars(True, console) as bars:
         clean([crawl], tmp_path / "out", Options(workers=1), progress=bars)
     last = {}
     import re
@@ -368,3 +369,31 @@ def test_progress_bars_show_bytes_and_time_left(tmp_path: Path) -> None:
         assert f"{_human(size)}/{_human(size)}, 2/2 files, 56 records" in last[stage], last
         assert "100%" in last[stage] and "0:00:00" in last[stage]  # time left
     assert "partitions, 5 sites" in last["fit"]
+
+
+def test_warc_output_renames_http_headers_that_no_longer_hold(tmp_path: Path) -> None:
+    """A cleaned body is stored plain: Content-Encoding, Transfer-Encoding and the old
+    Content-Length are kept under Common Crawl's X-Crawler- names, Content-Length is the new
+    body's, and the charset is UTF-8."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    done = runner.invoke(app, ["clean", str(FIXTURES / "crawl"), "-o", str(tmp_path), "-j", "1",
+                               "-q"])
+    assert done.exit_code == 0, done.output
+    renamed: set[str] = set()
+    for path in sorted(tmp_path.glob("*.warc.gz")):
+        with open(path, "rb") as fh:
+            for record in ArchiveIterator(fh):
+                if record.rec_type != "response" or not record.rec_headers.get_header(
+                        "WARC-Source-Record-ID"):
+                    continue
+                http = record.http_headers
+                names = {name.lower() for name, _ in http.headers}
+                assert not names & {"content-encoding", "transfer-encoding"}
+                assert int(http.get_header("Content-Length")) == len(
+                    record.content_stream().read())
+                renamed |= {n for n in names if n.startswith("x-crawler-")}
+                kind = http.get_header("Content-Type")
+                assert kind is None or kind.endswith("; charset=utf-8")
+    assert renamed == {"x-crawler-content-encoding", "x-crawler-transfer-encoding",
+                       "x-crawler-content-length"}

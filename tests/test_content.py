@@ -14,10 +14,11 @@ from conftest import ArchiveBuilder, http_response, shared_file, site_pages, war
 from typer.testing import CliRunner
 
 from warcdeboil.api import Deboiler
-from warcdeboil.apply import Mode, OutputFormat
 from warcdeboil.cli import app
-from warcdeboil.compression import Codec
-from warcdeboil.content import (
+from warcdeboil.errors import ConfigError
+from warcdeboil.evaluate import score_text
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.page.content import (
     DISCUSSION_COMMENT_CHARS,
     FEATURE_NAMES,
     KIND_ITEM,
@@ -50,12 +51,13 @@ from warcdeboil.content import (
     split_blocks,
     without_linked_chrome,
 )
-from warcdeboil.dom import ROLE_COMMENTS, analyse, plain_block_digests, plain_text
-from warcdeboil.errors import ConfigError
-from warcdeboil.evaluate import score_text
-from warcdeboil.language import detect
-from warcdeboil.pipeline import Options, clean
+from warcdeboil.page.dom import ROLE_COMMENTS, analyse, plain_block_digests, plain_text
+from warcdeboil.page.language import detect
 from warcdeboil.report.annotate import annotate
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.site.clean import Mode
+from warcdeboil.warc.compression import Codec
 
 ARTICLE = (
     "<!DOCTYPE html><html lang='en-GB'><head><title>Storm closes the coast road</title>"
@@ -706,7 +708,6 @@ def test_a_page_with_prose_is_no_listing() -> None:
     assert "Local" not in text and "the most it has recorded" in text
 
 
-
 POSTS = (
     ("How we moved our build to a single machine",
      "Our nightly build used to spread over nine servers. This post walks through the profiling "
@@ -816,7 +817,7 @@ def test_the_model_ships_with_the_package() -> None:
     model = load_model()
     assert 0.0 < model.threshold < 1.0
     assert len(model.weights) == len(json.loads(
-        (Path(__file__).parent.parent / "warcdeboil" / "content_model.json").read_text()
+        (Path(__file__).parent.parent / "warcdeboil" / "page" / "content_model.json").read_text()
     )["features"])
 
 
@@ -1131,3 +1132,14 @@ def test_a_repeated_heading_above_kept_text_stays() -> None:
     assert text[:2] == ["The north pier reopens", "About this story"]
     # Without the site's repetition nothing changes.
     assert section_titles(blocks, keep, [False] * len(blocks)) == [False] * len(blocks)
+
+
+def test_markdown_quotes_code_and_links() -> None:
+    """Quotes and code come out as Markdown's; a link keeps its text, not its target; a
+    character Markdown would read as emphasis is escaped."""
+    html = ("<html><body><h1>Notes</h1><p>See <a href='https://x.example/y'>the guide</a> "
+            "first.</p><blockquote>Measure twice.</blockquote><pre>x = 1</pre>"
+            "<p>Then cut once, and mind the *stars* line.</p></body></html>")
+    [page] = Deboiler().fit_transform([("https://n.example/a", html)])
+    assert page.markdown == ("# Notes\n\nSee the guide first.\n\n> Measure twice.\n\n"
+                             "```\nx = 1\n```\n\nThen cut once, and mind the \\*stars\\* line.\n")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import ArchiveBuilder, http_response, load_script, warc_record
 
-from warcdeboil.compression import Codec
+from warcdeboil.warc.compression import Codec
 
 ROOT = Path(__file__).resolve().parent.parent
 content_rules = load_script("content_rules_bench", ROOT / "benchmarks" / "content_rules.py")

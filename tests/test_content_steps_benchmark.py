@@ -9,8 +9,8 @@ from pathlib import Path
 from conftest import load_script
 
 from warcdeboil.errors import RecordError
-from warcdeboil.pages import html_page
-from warcdeboil.reader import iter_records
+from warcdeboil.page.html import html_page
+from warcdeboil.warc.reader import iter_records
 
 ROOT = Path(__file__).resolve().parent.parent
 steps = load_script("content_steps_benchmark", ROOT / "benchmarks" / "content_steps.py")

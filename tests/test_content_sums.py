@@ -11,7 +11,7 @@ from operator import mul
 import pytest
 from conftest import shared_file
 
-from warcdeboil.content import (
+from warcdeboil.page.content import (
     _LINE_MARK,
     _LINK_CLOSE,
     _LINK_OPEN,
@@ -22,9 +22,9 @@ from warcdeboil.content import (
     load_model,
     split_blocks,
 )
-from warcdeboil.dom import BLOCK_SPLIT, CLOSE, ROLE_CLOSE, ROLE_OPEN, analyse
-from warcdeboil.pages import html_page
-from warcdeboil.reader import iter_records
+from warcdeboil.page.dom import BLOCK_SPLIT, CLOSE, ROLE_CLOSE, ROLE_OPEN, analyse
+from warcdeboil.page.html import html_page
+from warcdeboil.warc.reader import iter_records
 
 
 def _split_at_each_mark(marked: str) -> list[tuple[object, ...]]:

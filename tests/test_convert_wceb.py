@@ -11,8 +11,8 @@ from pathlib import Path
 from conftest import ROOT, load_script
 
 from warcdeboil.evaluate import load_gold
-from warcdeboil.pages import html_page
-from warcdeboil.reader import iter_records
+from warcdeboil.page.html import html_page
+from warcdeboil.warc.reader import iter_records
 
 
 def _page(source: Path, page_id: str, url: str, page_type: str, html: str, gold: str,
@@ -61,7 +61,6 @@ def test_checkout_becomes_archive_and_gold(tmp_path: Path) -> None:
     markup = pages[0].markup if pages[0] is not None else b""
     text = markup if isinstance(markup, str) else markup.decode("utf-8")
     assert "Caf\u00e9 story text." in text
-
 
 
 def test_release_splits_become_two_sets_and_the_test_split_is_never_fitted(

@@ -365,7 +365,7 @@ def test_contained_copy_is_a_duplicate_and_half_an_article_is_not(tmp_path: Path
 def test_signature_text_leaves_out_the_sites_template() -> None:
     from warcdeboil.api import Deboiler
     from warcdeboil.dedup.text import signature_text
-    from warcdeboil.dom import analyse
+    from warcdeboil.page.dom import analyse
 
     chrome = "<div id=nav><a href=/a>Home</a> <a href=/b>Sections and more sections</a></div>"
     pages = [(f"http://a.com/{i}", f"<html><body>{chrome}<p>Story number {i} says "
@@ -489,7 +489,7 @@ def test_lead_bucket_makes_candidates_of_dissimilar_signatures(tmp_path: Path) -
 
 def test_link_dense_blocks_are_left_out_of_the_signature() -> None:
     from warcdeboil.dedup.text import lead_digest, signature_text
-    from warcdeboil.dom import analyse
+    from warcdeboil.page.dom import analyse
 
     story = ("The council voted on Tuesday to close the old bridge to traffic for the winter, "
              "after engineers found cracks in two of its piers.")
@@ -589,7 +589,7 @@ def test_generator_article_paragraphs_once_and_without_comments() -> None:
 
 def test_comments_are_left_out_of_the_signature_unless_they_hold_the_article() -> None:
     from warcdeboil.dedup.text import signature_text
-    from warcdeboil.dom import analyse
+    from warcdeboil.page.dom import analyse
 
     story = "The bridge closes for the winter after engineers found cracks in two piers."
     comment = "I drove over it yesterday and never noticed a thing, amazing how they find these."

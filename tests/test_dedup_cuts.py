@@ -1,6 +1,6 @@
 """The duplicate stage finds what a template removes with numpy, many pages at once
 (:mod:`warcdeboil.dedup.cuts`): the same candidates and slots, in the same order, as the
-reference walk of :func:`warcdeboil.dom.find_doomed` that pass 2 runs."""
+reference walk of :func:`warcdeboil.page.dom.find_doomed` that pass 2 runs."""
 
 from __future__ import annotations
 
@@ -12,15 +12,16 @@ from pathlib import Path
 import pytest
 from conftest import shared_file
 
-from warcdeboil import dom
-from warcdeboil.apply import OutputFormat
 from warcdeboil.dedup.cuts import find_doomed_batch, longest_block
-from warcdeboil.dom import LINE, OPEN, ROLE_CLOSE, ROLE_MAIN, ROLE_OPEN, ROLES, PageText
-from warcdeboil.duplicates import DedupMode
-from warcdeboil.pagestore import iter_page_store, page_store_path
-from warcdeboil.pipeline import Options, clean
-from warcdeboil.profiles import ProfileReader
-from warcdeboil.sitekey import SiteKeyer, SiteKeyMode
+from warcdeboil.dedup.verdicts import DedupMode
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.page import dom
+from warcdeboil.page.dom import LINE, OPEN, ROLE_CLOSE, ROLE_MAIN, ROLE_OPEN, ROLES, PageText
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.site.pagestore import iter_page_store, page_store_path
+from warcdeboil.site.profiles import ProfileReader
+from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
 
 
 def _batches(pages: list[PageText], templates: list, slots: list, size: int) -> list[dom.Doomed]:

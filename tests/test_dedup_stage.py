@@ -18,14 +18,15 @@ from conftest import (
 )
 from typer.testing import CliRunner
 
-from warcdeboil.apply import OutputFormat
 from warcdeboil.cli import app
-from warcdeboil.compression import Codec
 from warcdeboil.dedup import iter_url_groups
-from warcdeboil.duplicates import DedupMode
+from warcdeboil.dedup.verdicts import DedupMode
 from warcdeboil.errors import ConfigError
-from warcdeboil.pipeline import Options, clean
-from warcdeboil.reader import iter_records
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.reader import iter_records
 
 ORIGINAL = "http://news.example/story/001"
 COPY = "http://news.example/story/001?utm_source=feed"
@@ -301,13 +302,13 @@ def test_the_language_model_stage_signs_the_pages_as_the_stage_would(
     the pages for the duplicate stage, which then only decides: the signature files are byte
     for byte those the stage's own signing writes, and the groups those of a run without a
     model."""
-    from warcdeboil import pipeline
     from warcdeboil.dedup.stage import sign_file
-    from warcdeboil.duplicates import SignJob, signatures_dir
+    from warcdeboil.dedup.verdicts import SignJob, signatures_dir
     from warcdeboil.lm import LanguageModel
-    from warcdeboil.lm_filter import LmSettings
-    from warcdeboil.pagestore import page_store_path
-    from warcdeboil.sitekey import SiteKeyMode
+    from warcdeboil.lm.scoring import LmSettings
+    from warcdeboil.run import local as pipeline
+    from warcdeboil.site.pagestore import page_store_path
+    from warcdeboil.site.sitekey import SiteKeyMode
 
     model = "auto"
     if lm == "given":
@@ -342,14 +343,16 @@ def test_the_language_model_stage_signs_the_pages_as_the_stage_would(
 
 def test_pass_2_takes_what_the_stage_found_each_template_removes(
         dup_crawl: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The stage keeps, for every page, what its template removes (warcdeboil.doomedstore):
+    """The stage keeps, for every page, what its template removes (warcdeboil.dedup.doomed):
     the very candidates and slots dom.find_doomed finds; pass 2 takes them instead of finding
     them again, and writes what it writes without them, byte for byte."""
-    from warcdeboil import apply, dom
-    from warcdeboil.doomedstore import doomed_path, iter_doomed
-    from warcdeboil.pagestore import iter_page_store, page_store_path
-    from warcdeboil.profiles import ProfileReader
-    from warcdeboil.sitekey import SiteKeyer, SiteKeyMode
+    from warcdeboil.dedup.doomed import doomed_path, iter_doomed
+    from warcdeboil.page import dom
+    from warcdeboil.run import apply
+    from warcdeboil.site import clean as site_clean
+    from warcdeboil.site.pagestore import iter_page_store, page_store_path
+    from warcdeboil.site.profiles import ProfileReader
+    from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
 
     options = Options(workers=1, format=OutputFormat.JSONL)
     work = tmp_path / "work"
@@ -375,7 +378,7 @@ def test_pass_2_takes_what_the_stage_found_each_template_removes(
         raise AssertionError("pass 2 found again what the stage found")
 
     monkeypatch.setattr(dom, "find_doomed", never)
-    monkeypatch.setattr(apply, "find_doomed", never)
+    monkeypatch.setattr(site_clean, "find_doomed", never)
     for fmt, extra in ((OutputFormat.JSONL, {}), (OutputFormat.WARC,
                                                   {"dedup": DedupMode.REVISIT})):
         taken = Options(workers=1, format=fmt, **extra)  # type: ignore[arg-type]
@@ -395,9 +398,9 @@ def test_pass_2_takes_what_the_stage_found_each_template_removes(
 
 
 def test_damaged_template_cuts_are_one_line(tmp_path: Path) -> None:
-    from warcdeboil.dom import Doomed
-    from warcdeboil.doomedstore import DoomedWriter, iter_doomed
+    from warcdeboil.dedup.doomed import DoomedWriter, iter_doomed
     from warcdeboil.errors import WorkDirError
+    from warcdeboil.page.dom import Doomed
 
     path = tmp_path / "f000000.doomed"
     with DoomedWriter(path) as out:

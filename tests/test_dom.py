@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from xxhash import xxh3_64_intdigest
 
-from warcdeboil import dom
-from warcdeboil.dom import OPEN, analyse, clean_html, clean_text, page_signature
+from warcdeboil.page import dom
+from warcdeboil.page.dom import OPEN, analyse, clean_html, clean_text, page_signature
 
 
 def hashes_of(html: str) -> list[int]:

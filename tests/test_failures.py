@@ -15,10 +15,10 @@ import pytest
 from conftest import http_response, synthetic_crawl, warc_record
 from typer.testing import CliRunner
 
-from warcdeboil import pipeline
 from warcdeboil.cli import app
-from warcdeboil.compression import Codec
 from warcdeboil.errors import JobError
+from warcdeboil.run import local as pipeline
+from warcdeboil.warc.compression import Codec
 
 runner = CliRunner()
 

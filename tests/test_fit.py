@@ -5,8 +5,8 @@ from __future__ import annotations
 from conftest import site_pages
 
 from warcdeboil.api import Deboiler
-from warcdeboil.dom import analyse, page_signature
-from warcdeboil.fit import FitParams, fit_site
+from warcdeboil.page.dom import analyse, page_signature
+from warcdeboil.site.fit import FitParams, fit_site
 
 
 def signatures(pages: list[tuple[str, str]]) -> list:

@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, ROOT, warcio_check
 
-from warcdeboil.apply import Mode, OutputFormat
-from warcdeboil.pipeline import Options, clean
-from warcdeboil.provenance import SOURCE_FIELD
-from warcdeboil.reader import iter_records, read_record_at
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.output.provenance import SOURCE_FIELD
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.site.clean import Mode
+from warcdeboil.warc.reader import iter_records, read_record_at
 
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))
 FILES = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.rglob("*.warc*"))

@@ -9,7 +9,7 @@ import brotli
 import pytest
 
 from warcdeboil.errors import PayloadError
-from warcdeboil.httpbody import (
+from warcdeboil.warc.httpbody import (
     HttpResponse,
     dechunk,
     decode_body,

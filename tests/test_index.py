@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from warcdeboil.dom import PageSignature
-from warcdeboil.index import (
+from warcdeboil.page.dom import PageSignature
+from warcdeboil.site.index import (
     IndexEntry,
     RunWriter,
     decode_entry,

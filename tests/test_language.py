@@ -13,11 +13,12 @@ from conftest import ROOT, ArchiveBuilder, http_response, load_script, shared_fi
 from hypothesis import given
 from hypothesis import strategies as st
 
-from warcdeboil.apply import OutputFormat
-from warcdeboil.compression import Codec
-from warcdeboil.language import MIN_CONFIDENCE, Guess, identify, iso639_3
-from warcdeboil.pipeline import Options, clean
-from warcdeboil.reader import iter_records
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.page.language import MIN_CONFIDENCE, Guess, identify, iso639_3
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.reader import iter_records
 
 # One sentence a language, written for these tests (a road closed for repairs).
 SENTENCES = {

@@ -14,8 +14,8 @@ from pathlib import Path
 from conftest import FIXTURES, ROOT
 
 # Modules a template-mode run with WARC output has no use for.
-_UNUSED = ("warcdeboil.content", "warcdeboil.language", "warcdeboil.lm_filter",
-           "warcdeboil.cleanstore", "warcdeboil.markdown", "warcdeboil.urlrules",
+_UNUSED = ("warcdeboil.page.content", "warcdeboil.page.language", "warcdeboil.lm.scoring",
+           "warcdeboil.lm.cleaned", "warcdeboil.page.markdown", "warcdeboil.urlrules",
            "warcdeboil.lm", "numpy")
 
 # Runs the command line in this process, then prints which modules it imported.
@@ -53,7 +53,7 @@ def test_template_warc_run_imports_no_content_modules(tmp_path: Path) -> None:
     assert len(written) == 2
     with gzip.open(written[0], "rb") as f:
         assert f.read(5) == b"WARC/"
-    assert "warcdeboil.apply" in modules and "warcdeboil.dom" in modules
+    assert "warcdeboil.run.apply" in modules and "warcdeboil.page.dom" in modules
     assert [name for name in _UNUSED if _loaded(modules, name)] == []
 
 
@@ -62,7 +62,7 @@ def test_content_jsonl_run_imports_them(tmp_path: Path) -> None:
     code, modules = _run("clean", str(FIXTURES / "crawl"), "-o", str(tmp_path / "out"),
                          "--format", "jsonl", "--mode", "content", "-j", "1", "-q")
     assert code == 0
-    for name in ("warcdeboil.content", "warcdeboil.language", "warcdeboil.markdown"):
+    for name in ("warcdeboil.page.content", "warcdeboil.page.language", "warcdeboil.page.markdown"):
         assert name in modules
 
 
@@ -79,7 +79,8 @@ def test_public_names_resolve_lazily() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120, env=env, check=True)
     report = json.loads(done.stdout)
-    assert not [m for m in report["before"] if m.split(".")[1] in ("urlrules", "lm", "content")]
+    assert not [m for m in report["before"] if m.startswith(
+        ("warcdeboil.urlrules", "warcdeboil.lm", "warcdeboil.page.content"))]
     names = report["names"]
     assert names["UrlRules"] == "warcdeboil.urlrules.rules"
     assert names["LanguageModel"].startswith("warcdeboil.lm")

@@ -18,19 +18,11 @@ from typer.testing import CliRunner
 from warcdeboil import LanguageModel
 from warcdeboil.cli import app
 from warcdeboil.errors import InputError
-from warcdeboil.lm.arpa import read_arpa, write_arpa
+from warcdeboil.lm.arpa import write_arpa
 from warcdeboil.lm.chars import char_text
 from warcdeboil.lm.counts import NgramCounts
 from warcdeboil.lm.model import WORD_NOISE_BIAS, WORD_NOISE_WEIGHTS
-from warcdeboil.lm.units import (
-    BOUNDARY,
-    LINE,
-    extend_keys,
-    split_units,
-    token_id,
-    token_ids,
-    units,
-)
+from warcdeboil.lm.units import BOUNDARY, LINE, extend_keys, split_units, token_id, token_ids, units
 
 
 def _prob(model: LanguageModel, context: list[str], unit: str) -> float:
@@ -123,7 +115,7 @@ def test_arpa_round_trip_keeps_every_score(tmp_path: Path) -> None:
     lines = ["the cat sat on the mat", "the dog sat on the cat", "a cat and a dog"] * 3
     model = LanguageModel.train(lines + ["the end"], order=3, min_counts=(1, 1, 2))
     write_arpa(model, tmp_path / "m.arpa")
-    again = read_arpa(tmp_path / "m.arpa")
+    again = LanguageModel.load(tmp_path / "m.arpa")
     text = "the cat sat\nthe mat sat on a dog\nzebra the cat\n\nend the"
     ids = token_ids(text, keep_empty=True)
     assert np.array_equal(model.log10_probs(ids), again.log10_probs(ids))
@@ -320,7 +312,7 @@ def test_arpa_round_trip_of_any_corpus(tmp_path_factory: pytest.TempPathFactory,
     model = LanguageModel.train([*lines, "a b"], order=order, min_counts=(1, 2, 1, 2))
     path = tmp_path_factory.mktemp("arpa") / "m.arpa"
     write_arpa(model, path)
-    again = read_arpa(path)
+    again = LanguageModel.load(path)
     ids = token_ids("\n".join([*lines, "e d c b a", ""]), keep_empty=True)
     assert np.array_equal(model.log10_probs(ids), again.log10_probs(ids))
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from warcdeboil.cli import app
 from warcdeboil.lm import LanguageModel
-from warcdeboil.reader import iter_records
+from warcdeboil.warc.reader import iter_records
 
 runner = CliRunner()
 
@@ -200,7 +200,7 @@ def test_api_pages_carry_the_jsonl_perplexity(
     from test_api import _pages
 
     from warcdeboil import Deboiler
-    from warcdeboil.apply import Mode
+    from warcdeboil.site.clean import Mode
 
     _clean(archive, tmp_path / "out", "-f", "jsonl", "--lm", str(model_path))
     lines = jsonl_pages(tmp_path / "out")
@@ -216,7 +216,7 @@ def test_a_model_url_is_read_through_fsspec(model_path: Path) -> None:
     """What Spark executors do with --lm s3://…: the model copied from the URL, then loaded."""
     fsspec = pytest.importorskip("fsspec")
     from warcdeboil.errors import InputError
-    from warcdeboil.lm_filter import check_model, load_model
+    from warcdeboil.lm.scoring import check_model, load_model
 
     url = "memory://lm-test/dragnet.lm.npz"
     with fsspec.open(url, "wb") as fh:

@@ -15,10 +15,10 @@ from conftest import ArchiveBuilder, http_response, jsonl_pages, warc_record
 from typer.testing import CliRunner
 
 from warcdeboil.cli import app
-from warcdeboil.compression import Codec
 from warcdeboil.lm import LanguageModel
-from warcdeboil.lm_filter import url_half
-from warcdeboil.lm_fit import train_run_model
+from warcdeboil.lm.scoring import url_half
+from warcdeboil.lm.stage import train_run_model
+from warcdeboil.warc.compression import Codec
 
 runner = CliRunner()
 
@@ -174,9 +174,9 @@ def test_a_given_models_scores_made_while_cleaning_are_those_read_back(
 ) -> None:
     """With a given model the stage scores each page as it cleans it: the very perplexities
     and languages that scoring its store of cleaned pages afterwards gives."""
-    from warcdeboil.cleanstore import iter_cleaned_store
-    from warcdeboil.lm_filter import LmSettings
-    from warcdeboil.lm_fit import _Scores, cleaned_store_path, read_scores, scores_path
+    from warcdeboil.lm.cleaned import iter_cleaned_store
+    from warcdeboil.lm.scoring import LmSettings
+    from warcdeboil.lm.stage import _Scores, cleaned_store_path, read_scores, scores_path
 
     model = tmp_path / "en.lm"
     LanguageModel.train([" ".join(_WORDS["en"].split()) + "."] * 5).save(model)
@@ -255,9 +255,10 @@ def _outputs(directory: Path) -> dict[str, list[str]]:
 @pytest.mark.parametrize("given", [False, True], ids=["auto", "given model"])
 def test_spark_gives_the_local_scores_and_buckets(spark, two_archives: Path, tmp_path: Path,
                                                   given: bool) -> None:
-    from warcdeboil.apply import OutputFormat
-    from warcdeboil.lm_filter import LmSettings
-    from warcdeboil.pipeline import Options, clean
+    from warcdeboil.lm.scoring import LmSettings
+    from warcdeboil.output.formats import OutputFormat
+    from warcdeboil.run.local import clean
+    from warcdeboil.run.options import Options
     from warcdeboil.spark import run_spark
 
     model = "auto"
@@ -286,7 +287,7 @@ def test_spark_gives_the_local_scores_and_buckets(spark, two_archives: Path, tmp
 def test_pages_written_from_the_stage_are_those_pass_2_would_clean(
     two_languages: Path, tmp_path: Path, mode: str, fmt: str
 ) -> None:
-    """Pass 2 takes the pages the stage cleaned (lm_fit's cleaned store): every field but the
+    """Pass 2 takes the pages the stage cleaned (lm.stage's cleaned store): every field but the
     scores is what a run without a model writes, Markdown (made from the blocks) included; for
     JSONL the store keeps each block's text and kind only (headings and lists the same)."""
     _clean(two_languages, tmp_path / "plain", "-f", fmt, "--mode", mode)

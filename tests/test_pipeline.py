@@ -9,19 +9,14 @@ from pathlib import Path
 import pytest
 from conftest import synthetic_crawl, warcio_check
 
-from warcdeboil.apply import Mode, OutputFormat
-from warcdeboil.compression import Codec
 from warcdeboil.errors import ConfigError
-from warcdeboil.pipeline import (
-    Options,
-    apply_profiles,
-    build_index,
-    clean,
-    discover_inputs,
-    fit_profiles,
-)
-from warcdeboil.provenance import SOURCE_FIELD
-from warcdeboil.reader import iter_records
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.output.provenance import SOURCE_FIELD
+from warcdeboil.run.local import apply_profiles, build_index, clean, discover_inputs, fit_profiles
+from warcdeboil.run.options import Options
+from warcdeboil.site.clean import Mode
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.reader import iter_records
 
 
 @pytest.fixture(params=list(Codec), ids=lambda c: c.value)
@@ -228,7 +223,7 @@ def test_one_big_input_reports_its_bytes_as_it_goes(tmp_path: Path) -> None:
 
 
 def test_the_meter_reports_in_batches_and_never_passes_the_size() -> None:
-    from warcdeboil.meter import EVERY_BYTES, EVERY_RECORDS, Meter
+    from warcdeboil.run.meter import EVERY_BYTES, EVERY_RECORDS, Meter
 
     sent: list[tuple[int, int]] = []
     meter = Meter(lambda records, nbytes: sent.append((records, nbytes)), 10 * EVERY_BYTES)
@@ -252,7 +247,7 @@ def test_the_meter_reports_in_batches_and_never_passes_the_size() -> None:
 
 
 def test_zstd_output_with_a_dictionary_trained_on_the_input(crawl: Path, tmp_path: Path) -> None:
-    from warcdeboil.zstdio import read_dictionary
+    from warcdeboil.warc.zstdio import read_dictionary
 
     plain = tmp_path / "plain"
     trained = tmp_path / "trained"
@@ -273,7 +268,7 @@ def test_site_key_domain_groups_subdomains(tmp_path: Path, write_archive) -> Non
     records = [warc_record("response", url, http_response(html.encode())) for url, html in pages]
     src = write_archive(tmp_path / "d.warc", records, Codec.NONE)
     by_host = clean([src], tmp_path / "host", Options(workers=1))
-    from warcdeboil.sitekey import SiteKeyMode
+    from warcdeboil.site.sitekey import SiteKeyMode
 
     by_domain = clean([src], tmp_path / "domain",
                       Options(workers=1, site_key=SiteKeyMode.DOMAIN))
@@ -282,8 +277,8 @@ def test_site_key_domain_groups_subdomains(tmp_path: Path, write_archive) -> Non
 
 _NUMPY_PROBE = """
 import sys
-from warcdeboil import pipeline
-from warcdeboil.apply import OutputFormat
+from warcdeboil.run import local as pipeline
+from warcdeboil.output.formats import OutputFormat
 found = []
 stage = pipeline.find_duplicates
 def probed(*args, **kwargs):

@@ -16,20 +16,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from warcdeboil.apply import OutputFormat
 from warcdeboil.cli import app
-from warcdeboil.compression import Codec, detect_codec
 from warcdeboil.errors import ConfigError, PlanError
-from warcdeboil.names import escape_name
-from warcdeboil.pipeline import Options, clean, discover_inputs
-from warcdeboil.plan import (
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.run.local import clean, discover_inputs
+from warcdeboil.run.options import Options
+from warcdeboil.run.plan import (
     FORMAT_SUFFIXES,
     has_archive_suffix,
     output_codec,
     output_name,
     plan_outputs,
 )
-from warcdeboil.remote import ARCHIVE_SUFFIXES
+from warcdeboil.warc.compression import Codec, detect_codec
+from warcdeboil.warc.names import escape_name
+from warcdeboil.warc.remote import ARCHIVE_SUFFIXES
 
 runner = CliRunner()
 CODEC_OF_SUFFIX = {".warc": Codec.NONE, ".warc.gz": Codec.GZIP, ".warc.zst": Codec.ZSTD,
@@ -168,7 +169,7 @@ def test_an_output_that_cannot_be_written_stops_before_the_scan(
 ) -> None:
     (tmp_path / "file").write_text("not a directory")
     scanned = []
-    monkeypatch.setattr("warcdeboil.pipeline.build_index", lambda *a, **k: scanned.append(1))
+    monkeypatch.setattr("warcdeboil.run.local.build_index", lambda *a, **k: scanned.append(1))
     result = _clean(str(crawl), "-o", str(tmp_path / "file" / "out"))
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1

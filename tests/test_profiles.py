@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from warcdeboil.errors import WorkDirError
-from warcdeboil.fit import SiteProfile
-from warcdeboil.index import partition_of
-from warcdeboil.profiles import PROFILE_FORMAT, ProfileReader, ProfileWriter, profile_path
+from warcdeboil.site.fit import SiteProfile
+from warcdeboil.site.index import partition_of
+from warcdeboil.site.profiles import PROFILE_FORMAT, ProfileReader, ProfileWriter, profile_path
 
 
 def test_profiles_round_trip(tmp_path: Path) -> None:

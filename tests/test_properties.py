@@ -8,9 +8,9 @@ import io
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from warcdeboil.compression import Codec, iter_segments
-from warcdeboil.reader import _RecordParser
-from warcdeboil.writer import WarcWriter, rebuild_record
+from warcdeboil.warc.compression import Codec, iter_segments
+from warcdeboil.warc.reader import _RecordParser
+from warcdeboil.warc.writer import WarcWriter, rebuild_record
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

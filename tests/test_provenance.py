@@ -13,16 +13,18 @@ from conftest import http_response, shared_file, site_pages, warc_record, warcio
 from warcio.archiveiterator import ArchiveIterator
 from warcio.indexer import Indexer
 
-from warcdeboil import __version__, pipeline
-from warcdeboil import relink as relink_module
-from warcdeboil.apply import OutputFormat
-from warcdeboil.compression import Codec
-from warcdeboil.fit import FitParams
-from warcdeboil.names import escape_name
-from warcdeboil.pipeline import Options, apply_profiles, clean, discover_inputs
-from warcdeboil.provenance import SOURCE_FIELD, Revisits
-from warcdeboil.reader import WarcRecord, iter_records, read_record_at
-from warcdeboil.writer import sha1_digest
+from warcdeboil import __version__
+from warcdeboil.output import relink as relink_module
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.output.provenance import SOURCE_FIELD, Revisits
+from warcdeboil.run import local as pipeline
+from warcdeboil.run.local import apply_profiles, clean, discover_inputs
+from warcdeboil.run.options import Options
+from warcdeboil.site.fit import FitParams
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.names import escape_name
+from warcdeboil.warc.reader import WarcRecord, iter_records, read_record_at
+from warcdeboil.warc.writer import sha1_digest
 
 IDENTICAL = "http://netpreserve.org/warc/1.0/revisit/identical-payload-digest"
 NOT_MODIFIED = "http://netpreserve.org/warc/1.0/revisit/server-not-modified"

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 from conftest import shared_file
 
-from warcdeboil.apply import Mode, OutputFormat
 from warcdeboil.evaluate import evaluate, load_gold, load_predictions
-from warcdeboil.pipeline import Options, clean
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.site.clean import Mode
 
 
 def run(name: str, tmp_path: Path, mode: Mode):

@@ -8,8 +8,8 @@ import pytest
 from conftest import SHARED, http_response, shared_file, warc_record
 from warcio.archiveiterator import ArchiveIterator
 
-from warcdeboil.compression import Codec
-from warcdeboil.reader import iter_records, read_record_at
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.reader import iter_records, read_record_at
 
 RECORDS = [
     warc_record("warcinfo", "", b"software: test\r\n", content_type="application/warc-fields"),

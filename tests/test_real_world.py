@@ -9,8 +9,9 @@ import pytest
 from conftest import SHARED, shared_file, warcio_check
 from warcio.archiveiterator import ArchiveIterator
 
-from warcdeboil.pipeline import Options, clean
-from warcdeboil.reader import iter_records
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.warc.reader import iter_records
 
 NAMES = sorted(p.name for p in (SHARED / "warcs").iterdir()
                if p.name not in ("README.md", "sources.json")) if (SHARED / "warcs").is_dir() \

@@ -11,14 +11,15 @@ import pytest
 from conftest import http_response, site_pages, warc_record
 
 from warcdeboil.api import Deboiler
-from warcdeboil.apply import OutputFormat
-from warcdeboil.compression import Codec
-from warcdeboil.dom import LINE, analyse, block_digest, page_signature, remove_template
-from warcdeboil.fit import BlockCounter, FitParams, SiteProfile, fit_site
-from warcdeboil.index import IndexEntry, decode_entry, encode_entry
-from warcdeboil.pipeline import Options, clean
-from warcdeboil.profiles import ProfileReader, ProfileWriter, profile_path
-from warcdeboil.reader import iter_records
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.page.dom import LINE, analyse, block_digest, page_signature, remove_template
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.site.fit import BlockCounter, FitParams, SiteProfile, fit_site
+from warcdeboil.site.index import IndexEntry, decode_entry, encode_entry
+from warcdeboil.site.profiles import ProfileReader, ProfileWriter, profile_path
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.reader import iter_records
 
 PITCH = "Subscribe to the newsletter for the best stories of the week in your inbox."
 
@@ -167,7 +168,7 @@ def test_content_mode_names_repeated_blocks_it_drops(tmp_path: Path, write_archi
 def _dragnet_pages(count: int, structure: bool) -> list:
     from conftest import shared_file
 
-    from warcdeboil.pages import html_page
+    from warcdeboil.page.html import html_page
 
     pages = []
     for record in iter_records(str(shared_file("eval", "dragnet.warc.gz"))):
@@ -183,7 +184,7 @@ def _dragnet_pages(count: int, structure: bool) -> list:
 def test_count_repeated_is_what_remove_repeated_removes(structure: bool) -> None:
     # Each page's repeated set: every third of its own block digests, and of its neighbour's
     # (some blocks are on both), as a fitted site's would be; counted with and without cuts.
-    from warcdeboil.dom import count_repeated, remove_repeated
+    from warcdeboil.page.dom import count_repeated, remove_repeated
 
     pages = _dragnet_pages(120, structure)
     counted = 0

@@ -12,15 +12,17 @@ import pytest
 from conftest import http_response, site_pages, synthetic_crawl, warc_record
 from typer.testing import CliRunner
 
-from warcdeboil.apply import Mode, OutputFormat, clean_page
 from warcdeboil.cli import app
-from warcdeboil.compression import Codec
-from warcdeboil.pagestore import iter_page_store, page_store_path
-from warcdeboil.pipeline import Options, build_index, fit_profiles
-from warcdeboil.profiles import ProfileReader
+from warcdeboil.output.formats import OutputFormat
 from warcdeboil.report.annotate import SLOT, SUBTREE, annotate
 from warcdeboil.report.collect import ArchivePages, StorePages, collect
-from warcdeboil.sitekey import SiteKeyer
+from warcdeboil.run.local import build_index, fit_profiles
+from warcdeboil.run.options import Options
+from warcdeboil.site.clean import Mode, clean_page
+from warcdeboil.site.pagestore import iter_page_store, page_store_path
+from warcdeboil.site.profiles import ProfileReader
+from warcdeboil.site.sitekey import SiteKeyer
+from warcdeboil.warc.compression import Codec
 
 # The modules themselves (the package's names ``collect`` and ``render`` are functions).
 collect_module = importlib.import_module("warcdeboil.report.collect")

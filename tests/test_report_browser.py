@@ -13,10 +13,10 @@ from chromium_pipe import Chromium, chromium_binary, png_pixels
 from conftest import synthetic_crawl
 from typer.testing import CliRunner
 
-from warcdeboil.apply import Mode
 from warcdeboil.cli import app
-from warcdeboil.compression import Codec
 from warcdeboil.report import report_work_dir
+from warcdeboil.site.clean import Mode
+from warcdeboil.warc.compression import Codec
 
 BINARY = chromium_binary()
 pytestmark = pytest.mark.skipif(BINARY is None, reason="chromium is not installed")

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
-from warcdeboil import apply as apply_module
-from warcdeboil.pipeline import Options, clean
-from warcdeboil.reader import iter_records
+from warcdeboil.run import apply as apply_module
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.warc.reader import iter_records
 
 CRAWL = FIXTURES / "crawl"
 
@@ -137,8 +138,8 @@ def test_payload_digests_are_taken_only_for_runs_that_read_them(tmp_path: Path) 
     # WARC output without --dedup reads no payload digest: pass 1 leaves them out. A run that
     # needs them (--dedup revisit) does not reuse that index; one that needs none reuses an
     # index with them.
-    from warcdeboil.duplicates import DedupMode
-    from warcdeboil.pagestore import iter_page_store, page_store_path
+    from warcdeboil.dedup.verdicts import DedupMode
+    from warcdeboil.site.pagestore import iter_page_store, page_store_path
 
     src = tmp_path / "in"
     src.mkdir()
@@ -177,11 +178,12 @@ def test_runs_that_only_compare_digests_take_xxh3_and_revisits_take_sha1(tmp_pat
 
     from xxhash import xxh3_128_digest
 
-    from warcdeboil.apply import Mode, OutputFormat
-    from warcdeboil.duplicates import DedupMode
-    from warcdeboil.pages import html_page
-    from warcdeboil.pagestore import iter_page_store, page_store_path
-    from warcdeboil.reader import iter_selected
+    from warcdeboil.dedup.verdicts import DedupMode
+    from warcdeboil.output.formats import OutputFormat
+    from warcdeboil.page.html import html_page
+    from warcdeboil.site.clean import Mode
+    from warcdeboil.site.pagestore import iter_page_store, page_store_path
+    from warcdeboil.warc.reader import iter_selected
 
     src = tmp_path / "in"
     src.mkdir()

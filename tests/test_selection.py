@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, http_response, warc_record
 
-from warcdeboil.apply import OutputFormat
-from warcdeboil.compression import Codec
 from warcdeboil.errors import ConfigError
-from warcdeboil.pipeline import Options, clean
-from warcdeboil.reader import WarcRecord, iter_records, iter_spans, read_record_at
-from warcdeboil.selection import (
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.run.selection import (
     SelectedRecord,
     SiteFilter,
     index_kind,
@@ -23,6 +22,8 @@ from warcdeboil.selection import (
     read_cdx,
     read_selection,
 )
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.reader import WarcRecord, iter_records, iter_spans, read_record_at
 
 CRAWL = FIXTURES / "crawl"
 SITES = ["news.example.com", "www.blog.example.org"]  # the blog is also reached without www.
@@ -126,7 +127,7 @@ def test_a_parquet_index_selects_the_records_of_the_chosen_sites(tmp_path: Path)
 
 
 def test_a_parquet_directory_is_read_in_batches(tmp_path: Path, monkeypatch) -> None:
-    import warcdeboil.selection as selection
+    import warcdeboil.run.selection as selection
 
     root = tmp_path / "cc-index"
     directory = root / "crawl=CC-MAIN-2024-33" / "subset=warc"
@@ -332,8 +333,6 @@ def test_the_local_engine_reads_only_the_selected_byte_ranges(
 
 
 # -- on Spark ----------------------------------------------------------------------------------
-
-
 
 
 def _jsonl_lines(directory: Path) -> dict[str, list[bytes]]:

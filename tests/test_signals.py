@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import http_response, site_pages, warc_record
 
-from warcdeboil.compression import Codec
-from warcdeboil.reader import iter_records
-from warcdeboil.signals import Interrupted, held, stop_on_signals
-from warcdeboil.writer import WarcWriter
+from warcdeboil.run.signals import Interrupted, held, stop_on_signals
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.reader import iter_records
+from warcdeboil.warc.writer import WarcWriter
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from warcdeboil.sitekey import SiteKeyer, SiteKeyMode, url_sort_key
+from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 
 
 @pytest.mark.parametrize(

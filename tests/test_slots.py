@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from warcdeboil import dom
 from warcdeboil.api import Deboiler
-from warcdeboil.apply import Mode
-from warcdeboil.content import (
+from warcdeboil.page import dom
+from warcdeboil.page.content import (
     CONTEXT_FEATURE_NAMES,
     FEATURE_NAMES,
     context_columns,
@@ -17,7 +16,7 @@ from warcdeboil.content import (
     load_model,
     split_blocks,
 )
-from warcdeboil.dom import (
+from warcdeboil.page.dom import (
     ROLE_ASIDE,
     ROLE_CHROME,
     ROLE_COMMENTS,
@@ -29,8 +28,9 @@ from warcdeboil.dom import (
     page_signature,
     remove_template,
 )
-from warcdeboil.fit import FitParams, fit_site
-from warcdeboil.pagestore import PageEntry, PageStoreWriter, iter_page_store
+from warcdeboil.site.clean import Mode
+from warcdeboil.site.fit import FitParams, fit_site
+from warcdeboil.site.pagestore import PageEntry, PageStoreWriter, iter_page_store
 
 STORY = ("The council said the new bridge would open in the spring after two years of work on "
          "its foundations, and that buses would use it first while the old one is repaired.")

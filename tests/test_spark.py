@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, shared_file, synthetic_crawl
 
-from warcdeboil.apply import OutputFormat
-from warcdeboil.compression import Codec
 from warcdeboil.errors import JobError
-from warcdeboil.pipeline import Options, RunSummary, clean
-from warcdeboil.reader import iter_records
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
+from warcdeboil.run.summary import RunSummary
 from warcdeboil.spark import entrypoint, run_spark
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.reader import iter_records
 
 pytestmark = pytest.mark.spark
 
@@ -220,12 +222,12 @@ def test_command_line_runs_the_job_on_a_local_master(tmp_path: Path) -> None:
 def test_index_dataframe_groups_sites_in_the_local_order(spark) -> None:
     """Pass 1's DataFrame, shuffled as the fit reads it: every site in one partition, its pages
     in the order of the local engine's sorted index (site, URL key, file, offset)."""
-    from warcdeboil.index import decode_entry, sort_key
-    from warcdeboil.remote import discover
-    from warcdeboil.scan import ScanSpec, scan_pages
+    from warcdeboil.run.scan import ScanSpec, scan_pages
+    from warcdeboil.site.index import decode_entry, sort_key
     from warcdeboil.spark.engine import by_site_in_order, index_frame
     from warcdeboil.spark.tasks import INDEX_COLUMNS, InputFile, TaskSettings, is_entry, scan_task
-    from warcdeboil.tally import Tally
+    from warcdeboil.warc.remote import discover
+    from warcdeboil.warc.tally import Tally
 
     options = Options(workers=1)
     files = [InputFile(i, loc, rel) for i, (loc, rel) in enumerate(discover([str(FIXTURES)]))]
@@ -287,7 +289,7 @@ def test_resume_skips_the_inputs_whose_output_exists(spark, tmp_path: Path) -> N
 def test_a_language_model_scores_and_filters_as_the_local_run(spark, tmp_path: Path) -> None:
     """--lm reaches the executors (a local path: local[2] shares this file system)."""
     from warcdeboil.lm import LanguageModel
-    from warcdeboil.lm_filter import LmSettings
+    from warcdeboil.lm.scoring import LmSettings
 
     with gzip.open(shared_file("eval", "dragnet.gold.jsonl.gz"), "rt", encoding="utf-8") as fh:
         texts = [json.loads(line)["gold"] for line, _ in zip(fh, range(200), strict=False)]

@@ -14,7 +14,7 @@ from warcdeboil.dedup.groups import Copy, UnionFind, choose_keeper, roots_of
 from warcdeboil.dedup.minhash import MinHasher
 from warcdeboil.dedup.shingles import shingle_hashes
 from warcdeboil.dedup.text import lead_digest
-from warcdeboil.duplicates import Kind, Verdict
+from warcdeboil.dedup.verdicts import Kind, Verdict
 
 pytestmark = pytest.mark.spark
 

@@ -1,5 +1,5 @@
 """The units a run model's training keeps (unitstore) and the scores made from them
-(lm_fit._cross_score): the very perplexities pass 2's PageScorer gives the same pages."""
+(lm.stage._cross_score): the very perplexities pass 2's PageScorer gives the same pages."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 from warcdeboil.errors import WorkDirError
 from warcdeboil.lm import LanguageModel
 from warcdeboil.lm.counts import NgramCounts
+from warcdeboil.lm.scoring import LmSettings, PageScorer
+from warcdeboil.lm.stage import _cross_score, _CrossScoreJob
 from warcdeboil.lm.units import LINE
-from warcdeboil.lm_filter import LmSettings, PageScorer
-from warcdeboil.lm_fit import _cross_score, _CrossScoreJob
-from warcdeboil.unitstore import UnitStoreWriter, iter_unit_chunks, text_lines
+from warcdeboil.lm.unitstore import UnitStoreWriter, iter_unit_chunks, text_lines
 
 _WORDS = ["the", "river", "ran", "past", "12", "gardens,", "and", "a", "doctor", "wrote",
           "letters", ":", "every", "morning", "the", "village", "market", "opened", "—", "北京",
@@ -65,7 +65,7 @@ def test_scores_from_the_kept_units_are_pass_2s(tmp_path: Path, chunk_chars: int
     assert len(list(iter_unit_chunks(units))) > (3 if chunk_chars < 1000 else 0)
     found = _cross_score(_CrossScoreJob(str(units), str(model), max_line))
     scorer = PageScorer(LmSettings(str(model), max_line=max_line))
-    from warcdeboil.dom import CleanText
+    from warcdeboil.page.dom import CleanText
 
     expected = [score.perplexity for score in scorer.score_many(
         [(CleanText(text, 0), None) for text in texts])]

@@ -10,14 +10,15 @@ import pytest
 from conftest import ArchiveBuilder, http_response, jsonl_pages, site_pages, warc_record
 from typer.testing import CliRunner
 
-from warcdeboil.apply import OutputFormat
 from warcdeboil.cli import app
-from warcdeboil.compression import Codec
 from warcdeboil.dedup import iter_url_groups
-from warcdeboil.duplicates import DedupMode
+from warcdeboil.dedup.verdicts import DedupMode
 from warcdeboil.errors import ConfigError, PlanError
-from warcdeboil.pipeline import Options, clean
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.run.local import clean
+from warcdeboil.run.options import Options
 from warcdeboil.urlrules import UrlRules
+from warcdeboil.warc.compression import Codec
 
 SITES = ("alpha.example", "beta.example", "gamma.example")
 PAGES = 8  # distinct pages a site, at ?id=0 .. ?id=7

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from conftest import warcio_check
 
-from warcdeboil.compression import Codec
-from warcdeboil.reader import iter_records
-from warcdeboil.writer import WarcWriter, rebuild_record, serialise
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.reader import iter_records
+from warcdeboil.warc.writer import WarcWriter, rebuild_record, serialise
 
 PAGE = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + b"<p>Bees and borage.</p>\n" * 400
 
@@ -77,7 +77,7 @@ def test_gzip_tools_and_warcio_read_the_output(tmp_path: Path) -> None:
 def test_a_writer_leaves_the_live_parts_of_other_outputs_alone(tmp_path: Path) -> None:
     """``x.warc`` beside ``x.warc.gz`` (and a name with glob characters): starting one output
     removes stale parts of that output only, never another worker's part of its neighbour."""
-    from warcdeboil.writer import AtomicFile
+    from warcdeboil.warc.writer import AtomicFile
 
     for name, other in (("x.warc", "x.warc.gz"), ("[a].warc", "[a].warc.zst")):
         live = tmp_path / f".{other}.4242.part"

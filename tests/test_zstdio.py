@@ -9,7 +9,7 @@ import pytest
 import zstandard
 
 from warcdeboil.errors import RecordError
-from warcdeboil.zstdio import (
+from warcdeboil.warc.zstdio import (
     DICTIONARY_FRAME_MAGIC,
     ZstdRecordCompressor,
     decompress_range,

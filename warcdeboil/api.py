@@ -23,10 +23,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .apply import Mode, clean_document, clean_page, page_fields
-from .dom import PageSignature, analyse, page_signature
-from .fit import FitParams, SiteProfile, fit_site
-from .sitekey import SiteKeyer, SiteKeyMode, url_sort_key
+from warcdeboil.output.jsonl import page_fields
+from warcdeboil.page.dom import PageSignature, analyse, page_signature
+from warcdeboil.site.clean import Mode, clean_document, clean_page
+from warcdeboil.site.fit import FitParams, SiteProfile, fit_site
+from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 
 if TYPE_CHECKING:
     from .lm import LanguageModel
@@ -55,7 +56,7 @@ class CleanPage:
     description: str = ""
     canonical_url: str = ""
     language: str | None = None  # from the text (offline); None when unsure
-    language_confidence: float = 0.0  # 0..1, see warcdeboil.language.identify
+    language_confidence: float = 0.0  # 0..1, see warcdeboil.page.language.identify
     html_lang: str = ""
     breadcrumbs: list[str] = field(default_factory=list)
     headings: list[dict[str, Any]] = field(default_factory=list)  # level, text
@@ -100,7 +101,7 @@ class Deboiler:
         """Clean each page with its site's profile (pages of unknown sites pass unchanged)."""
         scorer = None
         if self.language_model is not None:
-            from .lm_filter import LmSettings, PageScorer  # only with a language model
+            from warcdeboil.lm.scoring import LmSettings, PageScorer  # only with a language model
 
             scorer = PageScorer(LmSettings("in memory"), self.language_model)
         for url, markup in pages:

@@ -1,10 +1,10 @@
 """What a site's template removes from pages, found with numpy, many pages at a time.
 
-:func:`warcdeboil.dom.find_doomed` walks a page's role marks in Python, one mark at a time (a
+:func:`warcdeboil.page.dom.find_doomed` walks a page's role marks in Python, one mark at a time (a
 dragnet page has 185 of them): it was half of the cost of the duplicate stage's signature text.
 :func:`find_doomed_batch` gives the very same answers for a batch of pages from whole-array
 operations over their bytes joined (one page at a time, numpy's cost per call ate the gain).
-:mod:`warcdeboil.dom` keeps the reference, which pass 2 runs in the main process (that never
+:mod:`warcdeboil.page.dom` keeps the reference, which pass 2 runs in the main process (that never
 imports numpy); the tests compare the two on real pages.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from ..dom import (
+from warcdeboil.page.dom import (
     BLOCK_SPLIT,
     MAX_SLOT_SHARE,
     ROLE_CLOSE,
@@ -47,7 +47,7 @@ def _marks(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def longest_block(marked: bytes) -> int:
-    """:func:`warcdeboil.dom._longest_block`: where the first longest text block of the marked
+    """:func:`warcdeboil.page.dom._longest_block`: where the first longest text block of the marked
     text starts, -1 when every block is empty."""
     starts, last = _marks(np.frombuffer(marked, dtype=np.uint8))
     marks = starts[_BLOCK_MARK[last]]
@@ -59,7 +59,7 @@ def longest_block(marked: bytes) -> int:
 
 def find_doomed_batch(pages: Sequence[PageText], templates: Sequence[Collection[int]],
                       slots: Sequence[Collection[int]]) -> list[Doomed]:
-    """:func:`warcdeboil.dom.find_doomed` of each page with its site's template and slots: the
+    """:func:`warcdeboil.page.dom.find_doomed` of each page with its site's template and slots: the
     same candidates, the same slots in the same order."""
     candidates = [
         {i for i, digest in enumerate(page.hashes) if digest and digest in template}
@@ -72,7 +72,7 @@ def find_doomed_batch(pages: Sequence[PageText], templates: Sequence[Collection[
 
 def _doomed_slots(pages: Sequence[PageText], slots: Sequence[Collection[int]]
                   ) -> list[list[tuple[int, int, int]]]:
-    """:func:`warcdeboil.dom._doomed_slots` of each page: the role elements whose slot is in
+    """:func:`warcdeboil.page.dom._doomed_slots` of each page: the role elements whose slot is in
     the page's ``slots``, as (start, end, ordinal), in the order of their closing marks."""
     found: list[list[tuple[int, int, int]]] = [[] for _ in pages]
     # Which of each page's slots are the site's: pages with none are left out of the batch.

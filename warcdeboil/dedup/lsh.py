@@ -57,7 +57,8 @@ from pathlib import Path
 import numpy as np
 from xxhash import xxh3_64_intdigest
 
-from ..index import merge_runs, write_run
+from warcdeboil.site.index import merge_runs, write_run
+
 from .minhash import NUM_PERM
 from .spill import DEFAULT_RUN_ITEMS
 
@@ -255,7 +256,7 @@ class _KeyRuns:
     """Bucket keys ``(band, digest, page)`` in sorted runs of at most ``run_items`` keys, held
     as numpy arrays (18 bytes a key, where a tuple of its bytes took about 110) and sorted with
     numpy; a full run is written as the index's runs are (each key's bytes, ``_KEY`` then
-    ``_PAGE``, as its sort key: :func:`~warcdeboil.index.write_run`) and merged as they are.
+    ``_PAGE``, as its sort key: :func:`~warcdeboil.site.index.write_run`) and merged as they are.
     Keys that never fill a run are never written."""
 
     def __init__(self, directory: Path, run_items: int) -> None:

@@ -1,7 +1,7 @@
 """An external sort of small fixed records: sorted runs spilled to disk, then a k-way merge.
 
-The runs are written by :func:`warcdeboil.index.write_run` and merged by its
-:func:`~warcdeboil.index.merge_runs`, so the fan-in limit and the intermediate merges are the
+The runs are written by :func:`warcdeboil.site.index.write_run` and merged by its
+:func:`~warcdeboil.site.index.merge_runs`, so the fan-in limit and the intermediate merges are the
 index's; records that fit in one run never reach the disk. Memory: at most ``run_items``
 records are held before a spill, plus one record per open run during the merge.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..index import MAX_FAN_IN, merge_runs, write_run
+from warcdeboil.site.index import MAX_FAN_IN, merge_runs, write_run
 
 __all__ = ["DEFAULT_RUN_ITEMS", "SortedSpill"]
 

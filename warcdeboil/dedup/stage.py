@@ -6,11 +6,11 @@
    record id, site, text length and payload digest (:class:`~.detect.SignatureWriter`). No HTML
    is parsed again. When the language-model stage runs too, its walk of the page stores signs
    the pages (:func:`sign_batch` with the template cuts it found for its cleaning:
-   :mod:`warcdeboil.lm_fit`), and this step is skipped.
+   :mod:`warcdeboil.lm.stage`), and this step is skipped.
 2. :func:`decide` (one process): the parts of all inputs as one run of pages, exact and near
    duplicates joined across sites (:func:`~.detect.search`), each group's kept page chosen
    (:func:`~.groups.choose_keeper`), and one side file of verdicts per input, in record order
-   (:mod:`warcdeboil.duplicates`), which pass 2 reads in step with the input.
+   (:mod:`warcdeboil.dedup.verdicts`), which pass 2 reads in step with the input.
 3. :func:`iter_url_groups` gives the groups afterwards, per site, for learning URL rules.
 
 Memory: a page is never held after it is signed; the candidate pairs, the groups and the
@@ -29,9 +29,21 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dom import Doomed
-from ..doomedstore import DoomedWriter
-from ..duplicates import (
+from warcdeboil.page.dom import Doomed
+from warcdeboil.site.fit import SiteProfile
+from warcdeboil.site.pagestore import PageEntry, iter_page_store
+from warcdeboil.site.profiles import ProfileReader
+from warcdeboil.site.sitekey import SiteKeyer
+
+from .cuts import find_doomed_batch
+from .detect import DedupStats, PageSignatures, SignatureWriter, search
+from .doomed import DoomedWriter
+from .groups import choose_keeper, group_members, roots_of
+from .lsh import LshParams
+from .shingles import shingle_hashes_batch
+from .spill import SortedSpill
+from .text import signature_text
+from .verdicts import (
     DEDUP_FORMAT,
     Kind,
     SignJob,
@@ -40,17 +52,6 @@ from ..duplicates import (
     signatures_dir,
     verdicts_path,
 )
-from ..fit import SiteProfile
-from ..pagestore import PageEntry, iter_page_store
-from ..profiles import ProfileReader
-from ..sitekey import SiteKeyer
-from .cuts import find_doomed_batch
-from .detect import DedupStats, PageSignatures, SignatureWriter, search
-from .groups import choose_keeper, group_members, roots_of
-from .lsh import LshParams
-from .shingles import shingle_hashes_batch
-from .spill import SortedSpill
-from .text import signature_text
 
 __all__ = ["DEDUP_FORMAT", "STAGE_KEY_RUN_ITEMS", "STAGE_RUN_ITEMS", "DedupCounts", "SignJob",
            "decide", "doomed_of", "iter_url_groups", "sign_batch", "sign_file", "signatures_dir"]
@@ -123,9 +124,9 @@ def doomed_of(batch: list[tuple[PageEntry, str, SiteProfile | None]]) -> list[Do
 def sign_batch(batch: list[tuple[PageEntry, str, SiteProfile | None]],
                 writer: SignatureWriter, doomed: list[Doomed] | None = None) -> list[Doomed]:
     """Sign pages in order; what their templates remove (``doomed``, unless the caller found
-    it already: the language-model stage's walk, :mod:`warcdeboil.lm_fit`), and their
+    it already: the language-model stage's walk, :mod:`warcdeboil.lm.stage`), and their
     shingles, are found for all of them at once. Returns what their templates remove (for
-    pass 2: :mod:`warcdeboil.doomedstore`)."""
+    pass 2: :mod:`warcdeboil.dedup.doomed`)."""
     if doomed is None:
         doomed = doomed_of(batch)
     texts = [signature_text(entry.page, profile, known)
@@ -251,7 +252,7 @@ def iter_url_groups(work_dir: Path, *, evidence_only: bool = False
     """
     import json
 
-    from ..errors import WorkDirError
+    from warcdeboil.errors import WorkDirError
 
     dedup_dir = work_dir / "dedup"
     try:

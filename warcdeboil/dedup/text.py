@@ -2,8 +2,8 @@
 
 Duplicates are judged on what a page says, not on its site's chrome: the text left after the
 site's template subtrees, template slots and repeated blocks are removed (what template mode of
-:func:`warcdeboil.apply.clean_page` removes). Two articles under one heavy template then differ,
-and one article under two templates (a mirror, a syndicated copy) is the same.
+:func:`warcdeboil.site.clean.clean_page` removes). Two articles under one heavy template then
+differ, and one article under two templates (a mirror, a syndicated copy) is the same.
 
 **Link-dense blocks** go too: a block whose text is mostly link text — a per-page list of
 related stories, tags, "previous / next". They change from page to page, so the template
@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 from xxhash import xxh3_64_intdigest
 
-from ..dom import (
+from warcdeboil.page.dom import (
     BLOCK_SPLIT,
     LINE,
     LINK_CLOSE,
@@ -44,7 +44,8 @@ from ..dom import (
     plain_block_digests,
     template_cuts,
 )
-from ..fit import SiteProfile
+from warcdeboil.site.fit import SiteProfile
+
 from .shingles import tokens
 
 __all__ = ["LEAD_CHARS", "LINK_DENSITY", "lead_digest", "signature_text"]
@@ -91,7 +92,7 @@ def _spare_the_longest(marked: bytes, cuts: list[tuple[int, int, int, int]],
     cuts leave, if one does.
 
     Template removal spares a slot holding the page's longest block, measured over the whole
-    page (:func:`warcdeboil.dom.template_cuts`); where that block is in a template subtree (a
+    page (:func:`warcdeboil.page.dom.template_cuts`); where that block is in a template subtree (a
     Blogger sidebar's long "About me"), a slot holding the article is cut whole, and the page's
     signature would be empty. Measured on what the subtrees leave, the article is spared.
     """
@@ -119,8 +120,8 @@ def _spare_the_longest(marked: bytes, cuts: list[tuple[int, int, int, int]],
 def _without_template(page: PageText, profile: SiteProfile | None,
                       known: Doomed | None = None) -> bytes:
     """The page's marked text without its site's template subtrees and slots (the template
-    removal of :func:`warcdeboil.dom.remove_template`, but see :func:`_spare_the_longest`);
-    ``known``: what :func:`warcdeboil.dom.find_doomed` finds on it, when the caller has it."""
+    removal of :func:`warcdeboil.page.dom.remove_template`, but see :func:`_spare_the_longest`);
+    ``known``: what :func:`warcdeboil.page.dom.find_doomed` finds on it, when the caller has it."""
     if profile is None:
         return page.marked
     cuts, _, slot_cuts = template_cuts(page, profile.template, profile.template_slots, known)
@@ -186,7 +187,7 @@ def signature_text(page: PageText, profile: SiteProfile | None,
                    known: Doomed | None = None) -> str:
     """The page's text without its site's template, its comments and its link-dense blocks,
     one block a line (``profile`` None: nothing is known of the site, the template stays).
-    ``known``: :func:`warcdeboil.dom.find_doomed` of the page with the profile's template and
+    ``known``: :func:`warcdeboil.page.dom.find_doomed` of the page with the profile's template and
     slots, when the caller has it (the stage finds it for many pages at once: :mod:`.cuts`)."""
     repeated = profile.repeated if profile is not None else frozenset[int]()
     marked = _without_comments(

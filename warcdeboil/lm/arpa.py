@@ -11,14 +11,17 @@ from __future__ import annotations
 import gzip
 import os
 import re
-from typing import IO
+from typing import IO, TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from ..errors import InputError
+from warcdeboil.errors import InputError
+
 from .kneserney import Level
-from .model import LanguageModel
 from .units import BOUNDARY, UNK, extend_keys, token_id
+
+if TYPE_CHECKING:
+    from .model import LanguageModel
 
 __all__ = ["read_arpa", "write_arpa"]
 
@@ -34,10 +37,18 @@ def _open(path: str | os.PathLike[str]) -> IO[str]:
     return open(path, encoding="utf-8", errors="surrogateescape")
 
 
-def read_arpa(path: str | os.PathLike[str]) -> LanguageModel:
-    """Read an ARPA file. N-grams holding ``<s>`` after their first word or ``</s>`` before
-    their last cannot occur in text and are skipped; one whose context is missing is an error
-    (the backoff form needs it)."""
+class ArpaModel(NamedTuple):
+    """An ARPA file's model as :class:`~.model.LanguageModel` takes it."""
+
+    levels: list[Level]
+    vocabulary: list[str]
+    info: dict[str, object]
+
+
+def read_arpa(path: str | os.PathLike[str]) -> ArpaModel:
+    """Read an ARPA file (``LanguageModel.load`` makes a model of it). N-grams holding ``<s>``
+    after their first word or ``</s>`` before their last cannot occur in text and are skipped;
+    one whose context is missing is an error (the backoff form needs it)."""
     name = os.fspath(path)
     sections: dict[int, list[tuple[list[str], float, float]]] = {}
     order = 0
@@ -75,7 +86,7 @@ def read_arpa(path: str | os.PathLike[str]) -> LanguageModel:
     vocabulary = _unigrams(sections[1], levels)
     for k in range(2, max(sections) + 1):
         levels.append(_order(name, k, sections.get(k, []), levels))
-    return LanguageModel(levels, vocabulary, {"order": len(levels), "arpa": name})
+    return ArpaModel(levels, vocabulary, {"order": len(levels), "arpa": name})
 
 
 def _word_id(word: str) -> int:

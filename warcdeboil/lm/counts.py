@@ -23,7 +23,7 @@ from .units import BOUNDARY, LINE, extend_keys, numbered_units
 
 __all__ = ["CountTable", "NgramCounts", "adjusted_counts", "count_of_counts"]
 
-DEFAULT_CAPACITY = 1 << 22  # entries a table (32 bytes each: 128 MiB): see README, Perplexity
+DEFAULT_CAPACITY = 1 << 22  # entries a table (32 bytes each: 128 MiB): see docs/language-model.md
 # Units the vocabulary holds: each also keeps its text (about 70 bytes more), and a crawl's types
 # beyond its million commonest are mostly names, numbers and debris.
 DEFAULT_VOCABULARY = 1 << 20

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from warcdeboil.errors import InputError
+
 from .chars import (
     DEFAULT_CHAR_CAPACITY,
     DEFAULT_CHAR_MIN_COUNTS,
@@ -35,15 +36,7 @@ from .noise import (
     Calibration,
     line_signals,
 )
-from .units import (
-    BOUNDARY,
-    LINE,
-    UNK,
-    distinct_ids,
-    extend_keys,
-    folded_numbers,
-    marks,
-)
+from .units import BOUNDARY, LINE, UNK, distinct_ids, extend_keys, folded_numbers, marks
 
 __all__ = ["DEFAULT_MIN_COUNTS", "DEFAULT_ORDER", "LanguageModel"]
 
@@ -394,7 +387,7 @@ class LanguageModel:
         if head[:2] != b"PK":
             from .arpa import read_arpa
 
-            return read_arpa(path)
+            return cls(*read_arpa(path))
         try:
             with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
                 meta = json.loads(bytes(data["meta"]).decode())

@@ -1,5 +1,6 @@
-"""Training text from what the user has: archives (their pages' main content, through the
-pipeline), JSONL (a ``text`` field, as ``warcdeboil clean --format jsonl`` writes) or plain text.
+"""Training text from what the user has: archives (their pages' main content, cleaned by a
+function the caller gives: the command line runs the pipeline), JSONL (a ``text`` field, as
+``warcdeboil clean --format jsonl`` writes) or plain text.
 """
 
 from __future__ import annotations
@@ -11,15 +12,15 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 import zstandard
 
-from ..errors import InputError
-from ..remote import ARCHIVE_SUFFIXES
+from warcdeboil.errors import ConfigError, InputError
+from warcdeboil.warc.remote import ARCHIVE_SUFFIXES
 
 __all__ = ["TextSources", "input_kind"]
 
@@ -57,10 +58,14 @@ def _open_text(path: str) -> IO[str]:
 class TextSources:
     """The texts of inputs of any kind, in order; ``skipped`` counts JSONL lines that were no
     JSON object (each logged once, with file and line), ``problems`` the archives' bad records
-    and inputs (logged by the pipeline, counted by reason in its summary)."""
+    and inputs (logged by the pipeline, counted by reason in its summary).
+
+    ``clean_archives(paths, out_dir)`` cleans archives into JSONL files under ``out_dir`` (main
+    content, uncompressed) and returns how many problems it counted; archives are refused
+    without it."""
 
     paths: Sequence[str]
-    workers: int = 0
+    clean_archives: Callable[[Sequence[str], str], int] | None = None
     skipped: int = 0
     pages: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
@@ -109,15 +114,10 @@ class TextSources:
             raise InputError(f"{path}: cannot read ({exc})") from exc
 
     def _archives(self, paths: list[str]) -> Iterator[str]:
-        """Clean the archives to JSONL in content mode, then read its text."""
-        from ..apply import Mode, OutputFormat
-        from ..compression import Codec
-        from ..pipeline import Options, clean
-
-        options = Options(format=OutputFormat.JSONL, mode=Mode.CONTENT, compress=Codec.NONE,
-                          workers=self.workers)
+        """Clean the archives to JSONL, then read its text."""
+        if self.clean_archives is None:
+            raise ConfigError(f"{paths[0]}: an archive, and no way to clean archives was given")
         with tempfile.TemporaryDirectory(prefix="warcdeboil-lm-") as out:
-            summary = clean(paths, out, options)
-            self.problems += sum(summary.problems.values())
+            self.problems += self.clean_archives(paths, out)
             for output in sorted(Path(out).rglob("*.jsonl")):
                 yield from self._jsonl(str(output))

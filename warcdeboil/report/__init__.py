@@ -13,17 +13,17 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..apply import Mode
-from ..content import load_model
-from ..errors import ConfigError, WorkDirError
-from ..pipeline import RUN_META
-from ..sitekey import SiteKeyMode
+from warcdeboil.errors import ConfigError, WorkDirError
+from warcdeboil.page.content import load_model
+from warcdeboil.run.local import RUN_META
+from warcdeboil.site.clean import Mode
+from warcdeboil.site.sitekey import SiteKeyMode
+
 from .annotate import annotate
 from .collect import ArchivePages, PageSource, Profiles, SampleRef, StorePages, collect, site_keyer
 from .render import STYLESHEET, write_index, write_sample, write_site, write_stylesheet
 
 __all__ = ["RUN_META", "ArchivePages", "StorePages", "build_report", "report_work_dir"]
-
 
 
 def _prepare(out: Path) -> None:

@@ -1,8 +1,8 @@
 """One page's text, block by block, each kept or removed with the reason it went.
 
-The cleaning of :func:`warcdeboil.apply.clean_page` told over again for the report: the same
-template subtrees and slots cut (outermost first, as :func:`warcdeboil.dom.remove_template` cuts
-them), the same blocks judged (repeated blocks; in content mode the model's verdict, readers'
+The cleaning of :func:`warcdeboil.site.clean.clean_page` told over again for the report: the same
+template subtrees and slots cut (outermost first, as :func:`warcdeboil.page.dom.remove_template`
+cuts them), the same blocks judged (repeated blocks; in content mode the model's verdict, readers'
 comments and copies of kept text), but every block is kept in document order with its verdict
 instead of only the kept ones. The kept blocks joined by newlines are the text the run wrote (the
 tests hold the two equal page by page), so what the report shows is what the outputs hold.
@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from ..apply import Mode
-from ..content import (
+from warcdeboil.page.content import (
     COMMENT_BLOCK,
     COPIED_BLOCK,
     MARKUP_BLOCK,
@@ -25,7 +24,7 @@ from ..content import (
     repeated_blocks,
     split_blocks,
 )
-from ..dom import (
+from warcdeboil.page.dom import (
     BLOCK_SPLIT,
     LINE,
     SUBTREE_CUT,
@@ -34,7 +33,8 @@ from ..dom import (
     plain_block_digests,
     template_cuts,
 )
-from ..fit import SiteProfile
+from warcdeboil.site.clean import Mode
+from warcdeboil.site.fit import SiteProfile
 
 __all__ = ["REASONS", "SLOT", "SUBTREE", "AnnotatedPage", "Line", "annotate"]
 

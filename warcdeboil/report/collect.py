@@ -21,16 +21,17 @@ from typing import Any, Protocol
 
 from xxhash import xxh3_64_intdigest
 
-from ..apply import Mode
-from ..content import load_model
-from ..dom import analyse
-from ..errors import ConfigError, RecordError, WorkDirError
-from ..fit import SiteProfile
-from ..pages import PageLimits, html_page
-from ..pagestore import PageEntry, iter_page_store, page_store_path
-from ..profiles import ProfileReader, profile_path
-from ..reader import iter_selected
-from ..sitekey import SiteKeyer, SiteKeyMode
+from warcdeboil.errors import ConfigError, RecordError, WorkDirError
+from warcdeboil.page.content import load_model
+from warcdeboil.page.dom import analyse
+from warcdeboil.page.html import PageLimits, html_page
+from warcdeboil.site.clean import Mode
+from warcdeboil.site.fit import SiteProfile
+from warcdeboil.site.pagestore import PageEntry, iter_page_store, page_store_path
+from warcdeboil.site.profiles import ProfileReader, profile_path
+from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
+from warcdeboil.warc.reader import iter_selected
+
 from .annotate import REASONS, AnnotatedPage, annotate
 
 __all__ = ["ArchivePages", "Item", "PageSource", "ReportData", "SiteFigures", "StorePages",

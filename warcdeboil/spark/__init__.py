@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..pipeline import RunSummary
+    from warcdeboil.run.summary import RunSummary
 
 __all__ = ["entrypoint", "run_spark"]
 

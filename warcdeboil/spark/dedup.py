@@ -27,17 +27,18 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..dedup.groups import Copy, keep_order
-from ..dedup.lsh import LshParams, bucket_keys, bucket_pairs, confirms
-from ..dedup.minhash import MinHasher
-from ..dedup.shingles import shingle_hashes
-from ..dedup.text import lead_digest, signature_text
-from ..duplicates import Kind, Verdict
-from ..fit import SiteProfile
-from ..pagestore import PageEntry, entry_from_bytes
-from ..profiles import ProfileRow, profile_from_row
-from ..sitekey import SiteKeyer, SiteKeyMode
-from ..urlrules import UrlRules
+from warcdeboil.dedup.groups import Copy, keep_order
+from warcdeboil.dedup.lsh import LshParams, bucket_keys, bucket_pairs, confirms
+from warcdeboil.dedup.minhash import MinHasher
+from warcdeboil.dedup.shingles import shingle_hashes
+from warcdeboil.dedup.text import lead_digest, signature_text
+from warcdeboil.dedup.verdicts import Kind, Verdict
+from warcdeboil.site.fit import SiteProfile
+from warcdeboil.site.pagestore import PageEntry, entry_from_bytes
+from warcdeboil.site.profiles import ProfileRow, profile_from_row
+from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
+from warcdeboil.urlrules import UrlRules
+
 from .components import component_labels
 
 __all__ = ["Duplicates", "JoinedPage", "find_duplicates", "joined_page", "learn_rules", "page_file",

@@ -13,7 +13,7 @@
   are the local engine's, byte for byte.
 
 Profiles never leave the cluster; tallies (one per file and pass) and the fit's counts come back
-to the driver as the same :class:`~warcdeboil.pipeline.RunSummary` the local engine returns.
+to the driver as the same :class:`~warcdeboil.run.summary.RunSummary` the local engine returns.
 """
 
 from __future__ import annotations
@@ -29,16 +29,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..apply import OutputFormat
-from ..duplicates import DedupMode
-from ..errors import ConfigError, JobError
-from ..meter import input_bytes
-from ..pipeline import FitStats, Options, Progress, RunSummary
-from ..plan import check_writable, holds_input
-from ..remote import discover, exists, filesystem, is_remote, local_path, under
-from ..selection import SiteFilter, index_kind, read_selection, selected_files
-from ..tally import Tally
-from ..urlrules.run import check_rules_path, rules_counts, write_rules
+from warcdeboil.dedup.verdicts import DedupMode
+from warcdeboil.errors import ConfigError, JobError
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.run.meter import input_bytes
+from warcdeboil.run.options import Options, Progress
+from warcdeboil.run.plan import check_writable, holds_input
+from warcdeboil.run.selection import SiteFilter, index_kind, read_selection, selected_files
+from warcdeboil.run.summary import FitStats, RunSummary
+from warcdeboil.urlrules.run import check_rules_path, rules_counts, write_rules
+from warcdeboil.warc.remote import discover, exists, filesystem, is_remote, local_path, under
+from warcdeboil.warc.tally import Tally
+
 from .progress import Counts, StageMonitor
 from .session import build_session
 from .tasks import (
@@ -102,7 +104,7 @@ def run_spark(
     every input is still scanned, so that the fit, and every output, is that of a whole run.
     """
     options = options or Options()
-    if select is None:  # the plan, before a session is built: see warcdeboil.plan
+    if select is None:  # the plan, before a session is built: see warcdeboil.run.plan
         files = input_files(None, inputs, None, output)
         check_output(output, files, options)
     spark = session if session is not None else build_session(master, conf or {})
@@ -257,7 +259,7 @@ def _with_verdicts(item: tuple[int, tuple[tuple[Any, Any], Any]]) -> tuple[int, 
 def relinked(written: Any, partitions: int) -> int:
     """Revisits no output resolved while it was written, looked up among the pages cleaned in
     every output of the run (a join by key), and their outputs rewritten: what
-    :func:`warcdeboil.relink.relink` does on one machine, with the same choice. The number of
+    :func:`warcdeboil.output.relink.relink` does on one machine, with the same choice. The number of
     outputs rewritten."""
     lookups = written.flatMap(revisit_lookups)
     cleaned = written.filter(is_cleaned).map(cleaned_row)

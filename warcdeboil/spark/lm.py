@@ -1,4 +1,4 @@
-"""The language-model stage on Spark (``--lm auto``, buckets): what :mod:`warcdeboil.lm_fit`
+"""The language-model stage on Spark (``--lm auto``, buckets): what :mod:`warcdeboil.lm.stage`
 does on one machine, between the fit and pass 2, with the same results.
 
 * A map over pass 1's page rows (each joined with its site's profile, as the duplicate stage's
@@ -22,11 +22,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..apply import clean_page
-from ..language import identify
-from ..lm_filter import LmSettings, PageScorer, url_half
-from ..lm_fit import MIN_TRAINING_CHARS, percentile_limits, train_run_model
-from ..pipeline import Options
+from warcdeboil.lm.scoring import LmSettings, PageScorer, url_half
+from warcdeboil.lm.stage import MIN_TRAINING_CHARS, percentile_limits, train_run_model
+from warcdeboil.page.language import identify
+from warcdeboil.run.options import Options
+from warcdeboil.site.clean import clean_page
+
 from .dedup import JoinedPage, joined_page, page_file
 
 __all__ = ["executor_settings", "run_models"]

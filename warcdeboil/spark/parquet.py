@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ConfigError
-from ..selection import CC_INDEX_COLUMNS, SelectedRecord, Selection, SiteFilter, group_spans
+from warcdeboil.errors import ConfigError
+from warcdeboil.run.selection import (
+    CC_INDEX_COLUMNS,
+    SelectedRecord,
+    Selection,
+    SiteFilter,
+    group_spans,
+)
 
 __all__ = ["read_cc_index"]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..pipeline import Progress
+from warcdeboil.run.options import Progress
 
 __all__ = ["Counts", "StageMonitor"]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..errors import ConfigError
+from warcdeboil.errors import ConfigError
 
 __all__ = ["INSTALL_HINT", "build_session", "check_master", "parse_conf", "require_pyspark"]
 

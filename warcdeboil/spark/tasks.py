@@ -3,13 +3,13 @@
 Each function wraps the library function the local engine calls for the same stage, so both
 engines share one implementation of the algorithm:
 
-* :func:`scan_task` — pass 1 over one input: :func:`~warcdeboil.scan.scan_pages`, its index
+* :func:`scan_task` — pass 1 over one input: :func:`~warcdeboil.run.scan.scan_pages`, its index
   entries as rows (:func:`index_row`: the columns of the index DataFrame), and the file's tally
   as a last row;
 * :func:`fit_partition` — the fit over one shuffle partition, sorted by the index's key:
-  :func:`~warcdeboil.fit.fit_site` per site, one profile row per site;
+  :func:`~warcdeboil.site.fit.fit_site` per site, one profile row per site;
 * :func:`apply_task` — pass 2 over one input with the profiles of its own sites:
-  :func:`~warcdeboil.apply.apply_file`, written locally and uploaded when the output is remote.
+  :func:`~warcdeboil.run.apply.apply_file`, written locally and uploaded when the output is remote.
 
 Rows are tuples (cheap to pickle between the JVM and Python workers).
 """
@@ -25,24 +25,27 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..apply import ApplyJob, OutputFormat, apply_file
-from ..compression import Codec
-from ..duplicates import DedupMode, VerdictWriter
-from ..errors import InputError
-from ..fit import FitParams, fit_site, group_by_site
-from ..index import decode_entry, encode_entry, sort_key
-from ..meter import input_bytes
-from ..pagestore import entry_to_bytes
-from ..pipeline import FitStats, Options
-from ..plan import output_codec, output_name
-from ..profiles import ProfileRow, profile_from_row, profile_row
-from ..provenance import run_settings
-from ..reader import Span, open_archive
-from ..relink import CLEANED_SUFFIX, REVISITS_SUFFIX, Revisit, patch_output
-from ..relink import lines as _lines
-from ..remote import is_remote, join, local_path, upload
-from ..scan import ScanSpec, scan_pages
-from ..tally import Tally
+from warcdeboil.dedup.verdicts import DedupMode, VerdictWriter
+from warcdeboil.errors import InputError
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.output.provenance import run_settings
+from warcdeboil.output.relink import CLEANED_SUFFIX, REVISITS_SUFFIX, Revisit, patch_output
+from warcdeboil.output.relink import lines as _lines
+from warcdeboil.run.apply import ApplyJob, apply_file
+from warcdeboil.run.meter import input_bytes
+from warcdeboil.run.options import Options
+from warcdeboil.run.plan import output_codec, output_name
+from warcdeboil.run.scan import ScanSpec, scan_pages
+from warcdeboil.run.summary import FitStats
+from warcdeboil.site.fit import FitParams, fit_site, group_by_site
+from warcdeboil.site.index import decode_entry, encode_entry, sort_key
+from warcdeboil.site.pagestore import entry_to_bytes
+from warcdeboil.site.profiles import ProfileRow, profile_from_row, profile_row
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.reader import Span, open_archive
+from warcdeboil.warc.remote import is_remote, join, local_path, upload
+from warcdeboil.warc.tally import Tally
+
 from .dedup import page_key
 
 __all__ = [
@@ -74,8 +77,8 @@ ScanRow = tuple[Any, ...]
 entry)`` (what the duplicate stage signs: :mod:`.dedup`)."""
 INDEX_COLUMNS = ("site", "url_key", "file_id", "offset", "length", "key", "entry")
 """The index DataFrame's columns (:func:`index_row`): ``key`` is the index's sort key
-(:func:`~warcdeboil.index.sort_key`: site, URL key, file, offset — the local engine's order) and
-``entry`` the encoded entry the fit reads (URL and subtree, block and text digests)."""
+(:func:`~warcdeboil.site.index.sort_key`: site, URL key, file, offset — the local engine's
+order) and ``entry`` the encoded entry the fit reads (URL and subtree, block and text digests)."""
 IndexRow = tuple[str, str, int, int, int, bytes, bytes]
 
 
@@ -227,7 +230,7 @@ ApplyRow = tuple[Any, ...]
 """``(APPLIED, tally)``; ``(CLEANED, key, (output name, ordinal, new id, new digest))``: a page
 cleaned in an output, one row per key a revisit may find it by; ``(REVISIT, (output name,
 location, offset, length), keys)``: a revisit its output could not resolve (see
-:mod:`warcdeboil.relink`)."""
+:mod:`warcdeboil.output.relink`)."""
 
 
 def apply_task(
@@ -293,7 +296,7 @@ def is_cleaned(row: ApplyRow) -> bool:
 def candidate(
     pair: tuple[str, tuple[tuple[Any, int], tuple[str, int, str, str]]],
 ) -> tuple[Any, tuple[tuple[int, bool, str, int], tuple[str, str]]]:
-    """A cleaned page a revisit's key found, with the order :func:`warcdeboil.relink.relink`
+    """A cleaned page a revisit's key found, with the order :func:`warcdeboil.output.relink.relink`
     chooses in: by the revisit's first key, its own output first, then by output name and
     place in the output."""
     (revisit, which), (name, ordinal, new_id, new_digest) = pair[1]

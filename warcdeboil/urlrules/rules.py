@@ -12,7 +12,7 @@ Learning holds one site's URLs at a time; what stays are the counts of each hypo
 evidence. Hypotheses about a parameter or a variant in general (not about one path) are also
 pooled over the run (*crawl* level, evidence from two sites at least): a rule learned there
 applies to every site where it was not refuted, including sites the run never saw. The JSON
-format is described in README.md, section "URL rules".
+format is described in docs/url-rules.md.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..sitekey import SiteKeyer, SiteKeyMode
+from warcdeboil.errors import ConfigError
+from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
+
 from .canonical import Key, canonical_with_trace
 from .evidence import SiteEvidence, count_site, find_conflicts
 from .stats import KNOWN_PRIOR, MIN_AGREE, QUANTILE, THRESHOLD, Evidence, is_known

@@ -15,8 +15,9 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from ..errors import PlanError
-from ..sitekey import SiteKeyMode
+from warcdeboil.errors import PlanError
+from warcdeboil.site.sitekey import SiteKeyMode
+
 from .rules import UrlRules
 
 __all__ = ["RULES_NAME", "check_rules_path", "learn_run", "rules_counts", "write_rules"]
@@ -28,7 +29,7 @@ RULES_NAME = "urlrules.json"
 def learn_run(work_dir: Path, site_key: SiteKeyMode) -> dict[str, Any]:
     """Learn the rules of the run whose work directory is ``work_dir`` (the duplicate stage
     done), save them as ``work_dir/dedup/urlrules.json``; what :func:`rules_counts` says."""
-    from ..dedup import iter_url_groups  # numpy: in a worker process only
+    from warcdeboil.dedup import iter_url_groups  # numpy: in a worker process only
 
     rules = UrlRules(site_key=site_key)
     rows = iter_url_groups(work_dir, evidence_only=True)

@@ -1,0 +1,206 @@
+"""The options the commands share, as typer declares them, and the library's options made
+from them (usage errors: exit status 2)."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from warcdeboil.dedup.verdicts import DedupMode
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.site.clean import Mode
+from warcdeboil.site.sitekey import SiteKeyMode
+from warcdeboil.warc.compression import Codec
+
+Inputs = Annotated[
+    list[Path], typer.Argument(help="WARC/ARC files, or directories searched recursively.")
+]
+Locations = Annotated[
+    list[str],
+    typer.Argument(help="WARC/ARC files, or directories searched recursively: local paths, "
+                   "file:// URLs, or (with --engine spark and fsspec) s3://, s3a://, gs://…"),
+]
+Workers = Annotated[
+    int, typer.Option("--workers", "-j", help="Worker processes (0: all cores).", min=0)
+]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Log details; show tracebacks.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or summary.")]
+SiteKey = Annotated[
+    SiteKeyMode, typer.Option("--site-key", help="Group pages by host (minus www.) or domain.")
+]
+Format = Annotated[
+    OutputFormat,
+    typer.Option("--format", "-f", help="What to write: warc, text (WET), jsonl, or markdown "
+                 "(JSONL with a markdown field)."),
+]
+ModeOption = Annotated[
+    Mode | None,
+    typer.Option("--mode", "-m", help="template: remove what the site repeats; content: keep "
+                 "the main content only. Default: template for warc, content for the others."),
+]
+Compress = Annotated[
+    str,
+    typer.Option("--compress", metavar="<auto|gzip|zstd|none>",
+                 help="Output compression: auto (follow input), gzip, zstd, none."),
+]
+MinOccurrence = Annotated[
+    int, typer.Option("--min-occurrence", min=1, help="Pairs that must share a subtree.")
+]
+MaxIou = Annotated[
+    float, typer.Option("--max-iou", min=0.0, max=1.0, help="Skip pairs more alike than this.")
+]
+ZstdDict = Annotated[
+    bool,
+    typer.Option("--zstd-dict", help="zstd output: train a dictionary on each input's records."),
+]
+OnError = Annotated[
+    str,
+    typer.Option("--on-error", metavar="<skip|fail>",
+                 help="skip: count a bad record and go on; fail: stop the run."),
+]
+MaxPageMb = Annotated[
+    int,
+    typer.Option("--max-page-mb", min=1, help="Larger pages (decoded) are passed through."),
+]
+MaxPageTags = Annotated[
+    int, typer.Option("--max-page-tags", min=1, help="Pages with more tags are passed through.")
+]
+MaxPageDepth = Annotated[
+    int,
+    typer.Option("--max-page-depth", min=1, help="Pages nesting deeper are passed through."),
+]
+JsonSummary = Annotated[
+    bool, typer.Option("--json", help="Print the summary as JSON on stdout.")
+]
+RunSize = Annotated[
+    int, typer.Option("--run-size", min=1, help="MiB of index entries per sorted run.")
+]
+ReportDir = Annotated[
+    Path | None,
+    typer.Option("--report", help="Also write a report of what was removed (static HTML, "
+                 "open DIR/index.html) to this directory."),
+]
+LmModel = Annotated[
+    str | None,
+    typer.Option("--lm", help="A language model (`lm train`, or ARPA): each page's perplexity "
+                 "in JSONL; needed by the options below. A path (on Spark, one every executor "
+                 "can read) or a URL; 'auto' (clean): train one a language on the run's own "
+                 "text after the fit."),
+]
+PerplexityBuckets = Annotated[
+    bool, typer.Option("--perplexity-buckets", help="JSONL: perplexity_bucket, head, middle or "
+                       "tail by the 30th and 60th percentiles of the language's pages (clean).")
+]
+KeepBuckets = Annotated[
+    str | None,
+    typer.Option("--keep-buckets", help="Drop pages of the other buckets, e.g. head,middle "
+                 "(text outputs, clean)."),
+]
+LinePerplexity = Annotated[
+    bool, typer.Option("--line-perplexity", help="JSONL: also each line's perplexity.")
+]
+MaxLinePerplexity = Annotated[
+    float | None,
+    typer.Option("--max-line-perplexity", min=0.0, help="Drop lines of higher perplexity "
+                 "from the text (text outputs)."),
+]
+MaxPagePerplexity = Annotated[
+    float | None,
+    typer.Option("--max-page-perplexity", min=0.0, help="Drop pages of higher perplexity "
+                 "(after the line filter; text outputs)."),
+]
+DedupOption = Annotated[
+    DedupMode | None,
+    typer.Option("--dedup", help="Duplicate pages (exact and near, across sites): off; mark "
+                 "(JSONL: duplicate_of…; the default for jsonl and markdown); drop (text "
+                 "outputs: leave them out, counted); revisit (WARC: an exact copy becomes a "
+                 "revisit record). Default off for warc and text. Both engines."),
+]
+
+
+class Engine(str, enum.Enum):
+    """Where the job runs."""
+
+    LOCAL = "local"
+    SPARK = "spark"
+
+
+def build_options(**kwargs: Any) -> Any:
+    from warcdeboil.run.options import Options
+    from warcdeboil.site.fit import FitParams
+
+    fit = FitParams(
+        max_iou=kwargs.pop("max_iou"), min_occurrence=kwargs.pop("min_occurrence")
+    )
+    compress = kwargs.pop("compress", "auto")
+    codec = None if compress == "auto" else parse_codec(compress)
+    run_size = kwargs.pop("run_size", 64)
+    return Options(fit=fit, compress=codec, run_bytes=run_size << 20, **kwargs)
+
+
+def fail_fast(on_error: str) -> bool:
+    if on_error not in ("skip", "fail"):
+        raise typer.BadParameter(f"{on_error!r}: choose skip or fail", param_hint="--on-error")
+    return on_error == "fail"
+
+
+def parse_codec(name: str) -> Codec:
+    try:
+        return Codec(name)
+    except ValueError:
+        raise typer.BadParameter(f"{name!r}: choose auto, gzip, zstd or none") from None
+
+
+def check_mode(fmt: OutputFormat, mode: Mode | None) -> None:
+    """Combinations of options that cannot work: a usage error (exit status 2)."""
+    if fmt is OutputFormat.WARC and mode is Mode.CONTENT:
+        raise typer.BadParameter(
+            "--mode content writes text: use --format jsonl, text or markdown (WARC output "
+            "keeps the HTML and removes the template only)", param_hint="--mode",
+        )
+
+
+def lm_settings(
+    fmt: OutputFormat, model: str | None, line_scores: bool, max_line: float | None,
+    max_page: float | None, buckets: bool = False, keep: str | None = None, *,
+    run: bool = True,
+) -> Any:
+    """The run's language model settings (None without --lm), the model read once here so
+    that a missing or damaged one stops the run before any record is read. ``run``: the
+    command has pass 1's page stores (clean), which --lm auto and buckets are made from."""
+    if model is None:
+        for given, name in ((line_scores, "--line-perplexity"),
+                            (max_line is not None, "--max-line-perplexity"),
+                            (max_page is not None, "--max-page-perplexity"),
+                            (buckets, "--perplexity-buckets"),
+                            (keep is not None, "--keep-buckets")):
+            if given:
+                raise typer.BadParameter("needs --lm MODEL (or --lm auto)", param_hint=name)
+        return None
+    from warcdeboil.lm.scoring import AUTO, BUCKETS, LmSettings, check_model  # only with --lm
+
+    kept = None
+    if keep is not None:
+        kept = tuple(name.strip() for name in keep.split(",") if name.strip())
+        wrong = [name for name in kept if name not in BUCKETS]
+        if wrong or not kept:
+            raise typer.BadParameter(f"{keep!r}: a comma-separated list of head, middle, tail",
+                                     param_hint="--keep-buckets")
+    if (model == AUTO or buckets or kept is not None) and not run:
+        raise typer.BadParameter("--lm auto and buckets are made from a whole run: use "
+                                 "`warcdeboil clean`", param_hint="--lm")
+    if fmt is OutputFormat.WARC:
+        raise typer.BadParameter(
+            "perplexity scores and filters are for text outputs: use --format jsonl, text or "
+            "markdown (WARC output keeps every page)", param_hint="--lm",
+        )
+    if line_scores and fmt is OutputFormat.TEXT:
+        raise typer.BadParameter("JSONL writes line scores: use --format jsonl or markdown",
+                                 param_hint="--line-perplexity")
+    if model != AUTO:
+        check_model(model)
+    return LmSettings(model, line_scores, max_line, max_page, buckets,
+                      tuple(b for b in BUCKETS if b in kept) if kept is not None else None)

@@ -1,0 +1,116 @@
+"""``report``, ``recompress`` and ``eval``: commands around a run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from warcdeboil.output.formats import OutputFormat
+from warcdeboil.site.clean import Mode
+
+from .console import fail, print_summary, report_written, setup_logging, tally_summary
+from .options import Inputs, Quiet, Verbose, Workers, build_options, parse_codec
+
+
+def report_command(
+    work_dir: Annotated[
+        Path, typer.Argument(help="A kept work directory (clean --work-dir or --keep-work-dir, "
+                             "or index then fit).")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where the report goes.")],
+    profiles: Annotated[
+        Path | None, typer.Option("--profiles", help="Site profiles (default: WORK_DIR/profiles).")
+    ] = None,
+    mode: Annotated[
+        Mode | None, typer.Option("--mode", "-m", help="Default: the run's (template when the "
+                                  "work directory does not say).")
+    ] = None,
+    workers: Workers = 0,
+    verbose: Verbose = False,
+    quiet: Quiet = False,
+) -> None:
+    """Write the report of a finished run after the fact: static HTML, OUTPUT/index.html."""
+    import os
+
+    from warcdeboil.report import report_work_dir
+
+    setup_logging(verbose, quiet)
+    try:
+        index_path = report_work_dir(work_dir, output, profiles_dir=profiles, mode=mode,
+                                     workers=workers or os.cpu_count() or 1)
+    except Exception as exc:
+        fail(exc, verbose)
+        return
+    report_written(index_path, quiet)
+
+
+def recompress(
+    inputs: Inputs,
+    output: Annotated[str, typer.Option("--output", "-o", help="Output directory (a path).")],
+    compress: Annotated[
+        str, typer.Option("--compress", metavar="<gzip|zstd|none>",
+                          help="gzip (default), zstd or none.")
+    ] = "gzip",
+    verbose: Verbose = False,
+    quiet: Quiet = False,
+) -> None:
+    """Rewrite archives one gzip member (or zstd frame) per record, so they can be read by
+    offset: fixes whole-file gzip streams, shared members, and turns ARC into WARC."""
+    from warcdeboil.output.formats import OutputFormat as Format
+    from warcdeboil.run.local import discover_inputs
+    from warcdeboil.run.plan import check_writable, local_output_dir, plan_outputs
+    from warcdeboil.warc.recompress import recompress_file
+
+    setup_logging(verbose, quiet)
+    codec = parse_codec(compress)
+    try:
+        out = local_output_dir(output)
+        found = discover_inputs(inputs, exclude=out)
+        planned = plan_outputs(found, out, Format.WARC, codec)
+        check_writable(out)
+        tallies = [recompress_file(plan.path, plan.output, codec) for plan in planned]
+    except Exception as exc:
+        fail(exc, verbose)
+        return
+    data = tally_summary(len(found), tallies)
+    print_summary(data, quiet)
+    if data["problems"]:
+        raise typer.Exit(3)
+
+
+def evaluate_command(
+    inputs: Inputs,
+    gold: Annotated[Path, typer.Option("--gold", help="Gold text, JSONL (.gz): url, site, gold.")],
+    mode: Annotated[
+        Mode, typer.Option("--mode", "-m", help="What to score: template removal or content.")
+    ] = Mode.CONTENT,
+    workers: Workers = 0,
+    per_site: Annotated[bool, typer.Option("--per-site", help="One row per site.")] = False,
+    json_report: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Clean archives to text and score it against gold text: token precision, recall, F1
+    (the measure of ../shared/eval/README.md), overall, for sites with >= 5 pages, and the rest."""
+    import tempfile
+
+    from warcdeboil.evaluate import evaluate, load_gold, load_predictions
+    from warcdeboil.run.local import clean as run_clean
+
+    setup_logging(verbose, quiet=True)
+    try:
+        reference = load_gold(gold)
+        with tempfile.TemporaryDirectory(prefix="warcdeboil-eval-") as out:
+            options = build_options(format=OutputFormat.JSONL, mode=mode, workers=workers,
+                               max_iou=0.95, min_occurrence=1)
+            run_clean(inputs, out, options)
+            report = evaluate(load_predictions(sorted(Path(out).rglob("*.jsonl*"))), reference)
+    except Exception as exc:
+        fail(exc, verbose)
+        return
+    if json_report:
+        typer.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+    else:
+        typer.echo(report.format_table(per_site=per_site))

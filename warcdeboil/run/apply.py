@@ -1,0 +1,377 @@
+"""Pass 2: stream one archive again, in its order, remove each page's site template, write output.
+
+One output file per input, records in the input's order. ``warc`` opens with its own warcinfo
+and carries every record; records that are not cleaned HTML pages keep their bytes (copied
+compressed when the codec is unchanged), but for revisits of a page cleaned above them (see
+:mod:`warcdeboil.output.provenance`); the revisits it cannot resolve, and its cleaned pages, go
+to its links files for :mod:`warcdeboil.output.relink`. ``text`` writes a warcinfo, then one
+WET-style ``conversion`` record per page; ``jsonl`` one object per page. The formats are
+:mod:`warcdeboil.output`'s sinks; this module reads the input and feeds them.
+
+:func:`apply_file` serves both engines: profiles come from a lookup function (the local engine's
+SQLite store, or the Spark engine's profiles of the sites a file holds), and pages come from pass
+1's page store when there is one, else from parsing the records again (same result, byte for byte).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+from warcdeboil.dedup.doomed import DoomedReader
+from warcdeboil.dedup.verdicts import DedupMode, Kind, Verdict, VerdictReader
+from warcdeboil.errors import ConfigError, InputError, RecordError, WorkDirError
+from warcdeboil.output.formats import OutputFormat, needs_structure
+from warcdeboil.output.jsonl import JsonlSink, page_fields
+from warcdeboil.output.relink import LinkLog
+from warcdeboil.output.scoring import ScoringSink
+from warcdeboil.output.sink import PageResult, Sink
+from warcdeboil.output.warc import WarcSink
+from warcdeboil.output.wet import TextSink
+from warcdeboil.page.dom import Doomed, analyse
+from warcdeboil.page.html import HtmlPage, PageLimits, html_page, payload_sha1
+from warcdeboil.site.clean import Mode, PageCleaning, clean_for_warc, clean_page
+from warcdeboil.site.fit import SiteProfile
+from warcdeboil.site.pagestore import PageEntry, iter_page_store
+from warcdeboil.site.profiles import ProfileReader
+from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
+from warcdeboil.warc.compression import Codec
+from warcdeboil.warc.reader import Span, WarcRecord, iter_selected, open_archive
+from warcdeboil.warc.tally import Tally
+from warcdeboil.warc.writer import AtomicFile
+from warcdeboil.warc.zstdio import train_dictionary
+
+from .meter import Meter, Report, input_bytes
+from .scan import no_records, record_problem, unaddressable_counted
+
+if TYPE_CHECKING:
+    # Imported where used: a template-mode run (WARC output, no --lm, no URL rules) needs none.
+    from warcdeboil.lm.scoring import LmSettings
+    from warcdeboil.page.language import Guess
+
+__all__ = ["ApplyJob", "OutputFormat", "ProfileLookup", "apply_file", "page_fields"]
+
+log = logging.getLogger(__name__)
+
+# A zstd dictionary is trained on at most this much of each input (zstd's own advice is about
+# a hundred times the dictionary size in samples; its default dictionary size is 110 KiB).
+DICTIONARY_BYTES = 110 << 10
+DICTIONARY_SAMPLE_RECORDS = 2000
+DICTIONARY_SAMPLE_BYTES = 16 << 20
+
+
+ProfileLookup = Callable[[str], "SiteProfile | None"]
+"""``lookup(site)``: the profile learned for a site, or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyJob:
+    """Everything a worker needs to clean one file (picklable)."""
+
+    path: str
+    output: str
+    format: OutputFormat
+    codec: Codec
+    profiles_dir: str | None
+    partitions: int
+    site_key: SiteKeyMode
+    limits: PageLimits
+    page_store: str | None = None  # pass 1's store for this file, when there is one
+    zstd_dictionary: bool = False  # train a zstd dictionary on this file's own records
+    fail_fast: bool = False  # --on-error fail
+    mode: Mode = Mode.TEMPLATE
+    spans: Sequence[Span] | None = None  # only the records at these (offset, length); None: all
+    problems_logged: bool = False  # pass 1 read the same records and logged their problems
+    settings: tuple[tuple[str, str], ...] = ()  # options named in the output's warcinfo
+    links: str | None = None  # WARC output: where its links files go (see relink.LinkLog)
+    lm: LmSettings | None = None  # --lm: perplexity scores, and its filters
+    verdicts: str | None = None  # the duplicate stage's side file for this input
+    dedup: DedupMode = DedupMode.OFF  # what to do with the duplicates it names
+    doomed: str | None = None  # what the duplicate stage found each page's template removes
+    cleaned_store: str | None = None  # the pages of page_store as the stage before pass 2
+    # cleaned them (lm.stage): written from there, not cleaned again
+    scores_store: str | None = None  # their perplexities as that stage scored them (buckets)
+    url_rules: str | None = None  # rules learned in the run: JSONL says each url_canonical
+
+    @property
+    def structure(self) -> bool:
+        return needs_structure(self.format, self.mode)
+
+
+def apply_file(
+    job: ApplyJob,
+    progress: Report | None = None,
+    *,
+    profiles: ProfileLookup | None = None,
+) -> Tally:
+    """Clean one archive into ``job.output`` (atomically). An input that cannot be read at all
+    is counted as a problem and gets no output; the run goes on.
+
+    Profiles come from ``profiles`` when given, else from the store in ``job.profiles_dir``.
+    """
+    tally = Tally(job.path, job.output)
+    meter = None if progress is None else Meter(
+        progress, input_bytes(job.path, job.spans), selected=job.spans is not None)
+    try:
+        _apply(job, tally, meter, profiles)
+    except InputError as exc:
+        if job.fail_fast:
+            raise
+        tally.problem(str(exc).split(": ", 1)[-1])
+        tally.output = ""
+        log.error("%s", exc)
+    if meter is not None:
+        meter.finish()
+    return tally
+
+
+def _apply(
+    job: ApplyJob, tally: Tally, meter: Meter | None, lookup: ProfileLookup | None,
+) -> None:
+    keyer = SiteKeyer(job.site_key)
+    # The model is loaded once for the file, before its first record is read.
+    scorer = None
+    if job.lm is not None:
+        from warcdeboil.lm.scoring import PageScorer  # numpy and the model only with --lm
+
+        scorer = PageScorer(job.lm, load=job.scores_store is None)
+    store = None
+    if lookup is None and job.profiles_dir:
+        store = ProfileReader(Path(job.profiles_dir), job.partitions)
+        lookup = store.get
+    source, in_codec = open_archive(job.path, random_access=job.spans is not None)
+    try:
+        with AtomicFile(Path(job.output)) as out:
+            sink = _make_sink(job, out, in_codec, source)
+            if scorer is not None:
+                stored = None
+                if job.scores_store is not None and not scorer.needs_lines:
+                    from warcdeboil.lm.stage import read_scores
+
+                    stored = read_scores(Path(job.scores_store))
+                sink = ScoringSink(sink, scorer, tally, stored)
+            try:
+                _fill(job, sink, keyer, lookup, tally, meter)
+            except BaseException:
+                sink.discard()
+                raise
+    finally:
+        source.close()
+        if store is not None:
+            store.close()
+
+
+def _fill(
+    job: ApplyJob, sink: Sink, keyer: SiteKeyer, lookup: ProfileLookup | None, tally: Tally,
+    meter: Meter | None,
+) -> None:
+    """Every record (or stored page) of the input through ``sink``, which is then closed."""
+    verdicts = None
+    if job.verdicts is not None and job.dedup is not DedupMode.OFF:
+        verdicts = VerdictReader(Path(job.verdicts))
+    # What the duplicate stage found each page's template removes (pass 2 need not find it).
+    doomed = (DoomedReader(Path(job.doomed)) if job.doomed is not None
+              and job.cleaned_store is None and Path(job.doomed).exists() else None)
+    if job.page_store is not None and job.format is not OutputFormat.WARC:
+        # Text outputs need only what pass 1 stored: the archive is not read again.
+        from warcdeboil.lm.cleaned import (
+            iter_cleaned_store,  # content mode's store (text outputs only)
+        )
+        from warcdeboil.page.language import Guess
+
+        cleaned = (iter_cleaned_store(Path(job.cleaned_store)) if job.cleaned_store is not None
+                   else None)
+        for entry in iter_page_store(Path(job.page_store)):
+            cleaning = guess = known = None
+            if cleaned is not None:
+                made = next(cleaned, None)
+                if made is None or made[0] != entry.ordinal:
+                    raise WorkDirError(f"{job.cleaned_store}: does not match its page store: "
+                                       "delete the work directory")
+                cleaning = PageCleaning(made[2], made[3], made[4])
+                guess = Guess(made[5], made[6])
+            elif doomed is not None:
+                known = doomed.get(entry.ordinal)
+            _emit(entry, None, None, keyer, lookup, sink, tally, job, verdicts, cleaning, guess,
+                  known)
+            if meter is not None:  # pages only: the records between count at the end
+                meter.record(entry.offset, entry.length)
+    else:
+        _apply_records(job, keyer, lookup, sink, tally, meter, verdicts, doomed)
+    sink.close()
+
+
+def _apply_records(
+    job: ApplyJob,
+    keyer: SiteKeyer,
+    lookup: ProfileLookup | None,
+    sink: Sink,
+    tally: Tally,
+    meter: Meter | None,
+    verdicts: VerdictReader | None = None,
+    doomed: DoomedReader | None = None,
+) -> None:
+    stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
+    pending: PageEntry | None = next(stored, None) if stored is not None else None
+    seen = stored is not None or job.problems_logged
+    records = unaddressable_counted(iter_selected(job.path, job.spans), job.path, tally, seen=seen)
+    for ordinal, record in enumerate(records):
+        tally.records += 1
+        if ordinal == 0:
+            sink.begin(record)
+        if meter is not None:
+            meter.record(record.offset, record.length)
+        if record.error is not None:
+            record_problem(tally, job.path, record, record.error, job.fail_fast, seen=seen)
+            if record.headers:
+                tally.carried += 1
+                sink.repaired(record)
+            else:
+                tally.skipped += 1  # nothing that can be written as a record
+            continue
+        try:
+            page = html_page(record, job.limits)
+        except RecordError as exc:
+            record_problem(tally, job.path, record, exc.reason, job.fail_fast, seen=seen)
+            page = None
+        if page is None:
+            tally.carried += 1
+            sink.carry(record)
+            continue
+        while stored is not None and pending is not None and pending.ordinal < ordinal:
+            pending = next(stored, None)
+        known = None
+        if pending is not None and pending.ordinal == ordinal:
+            entry = pending
+            known = doomed.get(ordinal) if doomed is not None else None
+        else:
+            entry = PageEntry(
+                ordinal, record.offset, record.length, page.url, record.record_id,
+                record.get("WARC-Date") or "", page.charset, len(page.body),
+                analyse(page.markup, structure=job.structure), payload_sha1(page),
+            )
+        _emit(entry, record, page, keyer, lookup, sink, tally, job, verdicts, known=known)
+    if tally.records == 0 and not tally.problems and job.spans is None:
+        no_records(tally, job.path, seen=seen)
+
+
+def _emit(
+    entry: PageEntry,
+    record: WarcRecord | None,
+    page: HtmlPage | None,
+    keyer: SiteKeyer,
+    lookup: ProfileLookup | None,
+    sink: Sink,
+    tally: Tally,
+    job: ApplyJob,
+    verdicts: VerdictReader | None = None,
+    cleaning: PageCleaning | None = None,
+    guess: Guess | None = None,
+    known: Doomed | None = None,
+) -> None:
+    """``cleaning``: the page as the stage before pass 2 cleaned it, ``guess`` its text's
+    language as that stage identified it; ``known``: what its template removes, as the
+    duplicate stage found it."""
+    verdict = verdicts.get(entry.ordinal) if verdicts is not None else None
+    if verdict is not None and verdict.duplicate and _dedup_done(
+            entry, record, page, verdict, sink, tally, job.dedup):
+        return
+    site = keyer(entry.url)
+    profile = lookup(site) if lookup is not None and site else None
+    html = None
+    if sink.wants_html and page is not None:
+        (cleaned, content, removed_blocks), html = clean_for_warc(
+            page.markup, entry.page, profile, job.mode, known
+        )
+        tally.html_bytes_after += len(html)
+    else:
+        if cleaning is None:  # else the stage before pass 2 cleaned it already, the same way
+            cleaning = clean_page(entry.page, profile, job.mode, known, entry.url)
+        cleaned, content, removed_blocks = cleaning
+        tally.text_chars += len(cleaned.text)
+    tally.cleaned += 1
+    tally.removed_subtrees += cleaned.removed
+    tally.removed_slots += cleaned.slots
+    tally.removed_blocks += removed_blocks
+    tally.html_bytes_before += entry.html_bytes_before
+    sink.page(PageResult(entry, site, cleaned, content, duplicate=verdict, language=guess),
+              record, page, html)
+
+
+def _dedup_done(
+    entry: PageEntry, record: WarcRecord | None, page: HtmlPage | None, verdict: Verdict,
+    sink: Sink, tally: Tally, dedup: DedupMode,
+) -> bool:
+    """Count a duplicate page; True when ``dedup`` has dealt with it (dropped, or written as
+    a revisit), False when it is to be cleaned and written as any page."""
+    exact = verdict.kind is Kind.EXACT
+    if exact:
+        tally.duplicates_exact += 1
+    else:
+        tally.duplicates_near += 1
+    if dedup is DedupMode.DROP:
+        tally.cleaned += 1  # cleaned pages not written, as --max-page-perplexity counts them
+        tally.html_bytes_before += entry.html_bytes_before
+        if exact:
+            tally.dropped_duplicate_exact += 1
+        else:
+            tally.dropped_duplicate_near += 1
+        return True
+    # Options accept revisit for WARC output only: its sink is the one that writes records.
+    if (dedup is DedupMode.REVISIT and exact and isinstance(sink, WarcSink)
+            and record is not None and page is not None and page.response is not None
+            and entry.digest):
+        tally.cleaned += 1
+        tally.html_bytes_before += entry.html_bytes_before
+        tally.revisits_written += 1
+        sink.revisit(record, page, entry, verdict)
+        return True
+    return False
+
+
+def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) -> Sink:
+    dictionary = None
+    if job.zstd_dictionary and job.codec is Codec.ZSTD and job.format in (
+        OutputFormat.WARC, OutputFormat.TEXT,
+    ):
+        dictionary = _train_on(job.path, job.spans)
+    settings = job.settings + (job.lm.warcinfo_fields() if job.lm is not None else ())
+    names = (os.path.basename(job.path.rstrip("/")), os.path.basename(job.output), settings)
+    if job.format is OutputFormat.WARC:
+        links = LinkLog(Path(job.links)) if job.links else None
+        return WarcSink(out, job.codec, in_codec, source, dictionary, names, links)
+    if job.format is OutputFormat.TEXT:
+        return TextSink(out, job.codec, dictionary, names)
+    rules = None
+    if job.url_rules is not None:  # loaded by each worker, once for its input
+        from warcdeboil.urlrules import UrlRules  # only runs with --url-rules
+
+        rules = UrlRules.load(job.url_rules)
+    return JsonlSink(out, job.codec, job.path, markdown=job.format is OutputFormat.MARKDOWN,
+                      duplicates=job.dedup is not DedupMode.OFF, rules=rules)
+
+
+def _train_on(path: str, spans: Sequence[Span] | None) -> bytes | None:
+    """A zstd dictionary trained on the first records of ``path`` (None when too few)."""
+    samples: list[bytes] = []
+    size = 0
+    try:
+        for record in iter_selected(path, spans):
+            if record.spill is not None:
+                continue  # a block too long to hold is no sample of the file's records
+            sample = record.to_bytes()
+            samples.append(sample)
+            size += len(sample)
+            if len(samples) >= DICTIONARY_SAMPLE_RECORDS or size >= DICTIONARY_SAMPLE_BYTES:
+                break
+    except RecordError:
+        pass  # train on what was readable; the apply reports the damage
+    try:
+        return train_dictionary(samples, DICTIONARY_BYTES)
+    except ConfigError as exc:
+        log.warning("%s: no zstd dictionary: %s", path, exc)
+        return None

@@ -1,0 +1,119 @@
+"""What a run is asked to do (:class:`Options`), and what it reports of its progress."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from warcdeboil.dedup.verdicts import DedupMode
+from warcdeboil.errors import ConfigError
+from warcdeboil.output.formats import OutputFormat, default_mode, needs_structure
+from warcdeboil.page.html import DigestKind, PageLimits
+from warcdeboil.site.clean import Mode
+from warcdeboil.site.fit import FitParams
+from warcdeboil.site.index import DEFAULT_RUN_BYTES
+from warcdeboil.site.sitekey import SiteKeyMode
+from warcdeboil.warc.compression import Codec
+
+if TYPE_CHECKING:
+    from warcdeboil.lm.scoring import LmSettings  # the perplexity filter: only with --lm
+
+
+# Index partitions: a fixed number, so the layout (and every result) is the same for any
+# number of workers; enough to keep 2-64 cores busy in the fit.
+DEFAULT_PARTITIONS = 64
+
+Progress = Callable[[str, int, int, int, int, int], None]
+"""``progress(stage, done, items, total, nbytes, size)``: stage is 'scan', 'fit', 'dedup' or
+'write'; ``done`` jobs (files, or partitions for the fit) finished out of ``total``, ``items``
+more records (scan, write), sites (fit) or pages (dedup) and ``nbytes`` more input bytes read
+since the last call, of ``size`` bytes the stage reads in all (0: unknown, and for the fit and
+dedup, which read the work directory only). Workers report every few
+hundred records or few MiB (:mod:`.meter`), not every record."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """Options shared by the stages."""
+
+    format: OutputFormat = OutputFormat.WARC
+    compress: Codec | None = None  # None: follow each input
+    workers: int = 0  # 0: all cores
+    site_key: SiteKeyMode = SiteKeyMode.HOST
+    fit: FitParams = field(default_factory=FitParams)
+    run_bytes: int = DEFAULT_RUN_BYTES
+    partitions: int = DEFAULT_PARTITIONS
+    limits: PageLimits = field(default_factory=PageLimits)
+    zstd_dictionary: bool = False  # zstd output: train a dictionary on each input's records
+    fail_fast: bool = False  # --on-error fail: the first bad record or input stops the run
+    mode: Mode | None = None  # None: the format's default (see output.formats.default_mode)
+    lm: LmSettings | None = None  # --lm: perplexity scores and filters (text outputs)
+    dedup: DedupMode | None = None  # --dedup; None: the format's default (see default_dedup)
+    url_rules: str | None = None  # --url-rules: learn URL rules from the groups, write them here
+
+    def __post_init__(self) -> None:
+        if self.url_rules is not None and self.dedup is DedupMode.OFF:
+            raise ConfigError("--url-rules learns from the duplicate stage's groups: it cannot "
+                              "be used with --dedup off")
+        if self.dedup is not None and self.dedup not in DEDUP_MODES[self.format]:
+            allowed = ", ".join(m.value for m in DEDUP_MODES[self.format])
+            raise ConfigError(
+                f"--dedup {self.dedup.value} does not apply to --format {self.format.value} "
+                f"(it takes {allowed}): WARC output keeps every record, revisit records are "
+                "WARC's, and only JSONL has fields to mark duplicates in"
+            )
+        if self.format is OutputFormat.WARC and self.mode is Mode.CONTENT:
+            raise ConfigError(
+                "--mode content writes text: use --format jsonl, text or markdown "
+                "(WARC output keeps the HTML and removes the template only)"
+            )
+        if self.format is OutputFormat.WARC and self.lm is not None:
+            raise ConfigError("--lm scores and filters text: use --format jsonl, text or "
+                              "markdown (WARC output keeps every page)")
+
+    @property
+    def effective_mode(self) -> Mode:
+        return self.mode if self.mode is not None else default_mode(self.format)
+
+    @property
+    def effective_dedup(self) -> DedupMode:
+        return self.dedup if self.dedup is not None else default_dedup(self.format)
+
+    @property
+    def dedup_stage(self) -> bool:
+        """Whether the duplicate stage runs: for --dedup, or for --url-rules (whose groups
+        then change no output when --dedup is off by default)."""
+        return self.effective_dedup is not DedupMode.OFF or self.url_rules is not None
+
+    @property
+    def payload_digest(self) -> DigestKind:
+        """What pass 1 digests each payload with: SHA-1 where revisit records may carry it,
+        XXH3 where the stage only compares digests, nothing without the stage."""
+        if self.effective_dedup is DedupMode.REVISIT:
+            return "sha1"
+        return "xxh3" if self.dedup_stage else ""
+
+    @property
+    def structure(self) -> bool:
+        return needs_structure(self.format, self.effective_mode)
+
+    @property
+    def worker_count(self) -> int:
+        return self.workers if self.workers > 0 else (os.cpu_count() or 1)
+
+
+# What --dedup may do with each output format (see docs/duplicates.md).
+DEDUP_MODES = {
+    OutputFormat.WARC: (DedupMode.OFF, DedupMode.REVISIT),
+    OutputFormat.TEXT: (DedupMode.OFF, DedupMode.DROP),
+    OutputFormat.JSONL: (DedupMode.OFF, DedupMode.MARK, DedupMode.DROP),
+    OutputFormat.MARKDOWN: (DedupMode.OFF, DedupMode.MARK, DedupMode.DROP),
+}
+
+
+def default_dedup(fmt: OutputFormat) -> DedupMode:
+    """JSONL and markdown say which pages are duplicates (nothing left out); WARC and WET-style
+    text stay one record per page, as their readers expect, unless asked."""
+    return DedupMode.MARK if fmt in (OutputFormat.JSONL, OutputFormat.MARKDOWN) else DedupMode.OFF
