@@ -6,13 +6,13 @@ lines are kept, and each variant refits the calibration from them (no retraining
 
 Cells: the dev and test splits of the first check, and each dataset left out with noise seeds 25
 (lists "other") and 2611 (lists "fresh"). The variants (``VARIANTS``) change the second test's
-unseen words, the floor of the context signal's spread, and where the lack of common words is
-read and what makes a unit common; "version 5" is the score of
-benchmarks/results/perplexity-2026-11-25d.md, "version 6" of -25e.md, "version 7" the
-package's. Printed: a row a variant (cells of 12 x 7 behind the pyplexity-style bigram at full
-precision with the real class of benchmarks/perplexity.py, the gold's own mojibake lines set
-apart, ``perplexity.real_class``, and as the gold has them; cells below 0.97; the worst
-margins; the lowest AUC), then the cells behind. The JSON holds every cell's AUCs.
+unseen words, the floor of the context signal's spread, and where the lack of common words is read
+and what makes a unit common; "version 5" is the score of the variants table of
+benchmarks/results/perplexity-2026-11-25.md (and -25d.md in git at 6b5f730), "version 6" of -25e.md
+(in git at 784335a), "version 7" the package's. Printed: a row a variant (cells of 12 x 7 behind the
+pyplexity-style bigram at full precision with the real class of benchmarks/perplexity.py, the gold's
+own mojibake lines set apart, ``perplexity.real_class``, and as the gold has them; cells below 0.97;
+the worst margins; the lowest AUC), then the cells behind. The JSON holds every cell's AUCs.
 
     python benchmarks/noise_variants.py --cache DIR   # models and lines kept for the next run
 """

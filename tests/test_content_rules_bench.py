@@ -1,5 +1,5 @@
 """benchmarks/content_rules.py: content mode's judgement scored in one process, by split and page
-type (results: benchmarks/results/types-2026-11-25b.md)."""
+type (results: benchmarks/results/ceiling-2026-11-28.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """benchmarks/content_steps.py times every per-page step of a content run on the pages the run
-cleans (results: benchmarks/results/content-speed-2026-11-25b.md)."""
+cleans (results: benchmarks/results/content-steps-2026-11-25.md)."""
 
 from __future__ import annotations
 

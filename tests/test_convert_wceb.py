@@ -1,6 +1,6 @@
 """scripts/convert_wceb.py: a WCXB checkout becomes an evaluation archive and its gold, in the
 layout of ../shared/eval. (Content mode's F1 on the converted data, which is not part of the
-project, is measured by benchmarks/pagetypes.py: benchmarks/results/quality-2026-11-25.md.)"""
+project, is measured by benchmarks/pagetypes.py: benchmarks/results/pagetypes-2026-11-27.md.)"""
 
 from __future__ import annotations
 

@@ -232,7 +232,7 @@ def test_the_third_test_reads_menus_past_headlines_with_common_words(
         gold: tuple[LanguageModel, list[str]]) -> None:
     # The third test reads rare words with the lack of common words: concatenated menu items
     # (the benchmark's third lists) lie further out on it than the headlines that outranked
-    # them under version 6 (benchmarks/results/perplexity-2026-11-25e.md, l3s-gn1's fresh
+    # them under version 6 (benchmarks/results/perplexity-2026-11-25.md, l3s-gn1's fresh
     # cell), whose ":", "of", "no" and "," are common; on rare words alone they were closer.
     model, _ = gold
     assert model.calibration is not None

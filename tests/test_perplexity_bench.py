@@ -17,7 +17,7 @@ def bench() -> ModuleType:
 
 
 # Lines of the gold texts of ../shared/eval that are mojibake (benchmarks/results/
-# perplexity-2026-11-25e.md), and one of each way a byte is read.
+# perplexity-2026-11-25.md), and one of each way a byte is read.
 GOLD_MOJIBAKE = [
     "VioxxÂ® may result in warfarin sensitivity.",
     "I don't think I could take two of you.'Â¤\"",

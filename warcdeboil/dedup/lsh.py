@@ -87,13 +87,13 @@ __all__ = [
 # comparison of two signatures each. 16 x 8 would miss 21 % of the pairs at 0.7.
 BANDS = 32
 ROWS = 4
-# A pair is a duplicate when its estimated Jaccard similarity of 5-word shingles is at least
-# this. Chosen on the generated crawl (scripts/make_dup_crawl.py) and the 1381 dragnet pages,
-# template removed: an article with one paragraph added scores 0.78-0.95; distinct pages of one
-# template score below 0.55, except where a page's own text is a line or two and what the
-# template removal leaves is shared (3 dragnet pairs at 0.73-0.93: photo posts, Amazon reviews
-# with a shared listing; the other 3 pairs above 0.7 are real copies). 0.7 leaves room both
-# ways for the estimate's standard error (0.04). See benchmarks/results/dedup-2026-11-24.md.
+# A pair is a duplicate when its estimated Jaccard similarity of 5-word shingles is at least this.
+# Chosen on the generated crawl (scripts/make_dup_crawl.py) and the 1381 dragnet pages, template
+# removed: an article with one paragraph added scores 0.78-0.95; distinct pages of one template
+# score below 0.55, except where a page's own text is a line or two and what the template removal
+# leaves is shared (3 dragnet pairs at 0.73-0.93: photo posts, Amazon reviews with a shared listing;
+# the other 3 pairs above 0.7 are real copies). 0.7 leaves room both ways for the estimate's
+# standard error (0.04). See git show ca1d0dc:benchmarks/results/dedup-2026-11-24.md.
 CONFIRM_THRESHOLD = 0.7
 # A pair below CONFIRM_THRESHOLD is still a duplicate when its estimated Jaccard is at least
 # CONTAINED_JACCARD and the smaller page's shingles are at least CONTAINMENT inside the larger.

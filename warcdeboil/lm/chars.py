@@ -30,7 +30,7 @@ DEFAULT_CHAR_CAPACITY = 1 << 20
 # text than word statistics, and counting every character would cost twice the word model's
 # training time (12.5 against 5.7 CPU-s on the benchmark's 2.4 M words). 1 in 16 was tried:
 # as good on the benchmark's test split, but mojibake fell from 0.970 to 0.948 with dragnet
-# left out of training (1.7 M words; benchmarks/results/perplexity-2026-11-25.md).
+# left out of training (1.7 M words; benchmarks/results/perplexity-2026-11-25-languages.md).
 DEFAULT_CHAR_SAMPLE = 8
 
 

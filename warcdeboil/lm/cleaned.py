@@ -13,7 +13,7 @@ read of them (headings, lists, the text; the line filter keeps or drops whole bl
 is a line of JSON with everything but the text, then the blocks' text as UTF-8, a block a line
 (a block's text is one line): no character of the text is escaped or scanned by a JSON coder
 (on dragnet, about 0.3 G instructions fewer to write and read back, of a 60.8 G ``--lm auto``
-run: ``benchmarks/results/lm-cost-2026-11-25d.md``). Markdown output renders every field of the
+run: ``benchmarks/results/lm-cost-2026-11-25.md``). Markdown output renders every field of the
 blocks, so its runs keep them all, as JSON. A lean store's blocks read back with zeros and
 empty values in the other fields.
 """

@@ -12,7 +12,8 @@ noisier lines:
   miss the help evenly (a headline of word pairs the model never saw: "Poll: Vista gets vote
   of no confidence") from a t statistic as large as a long shuffled line's; with the floor of
   versions 3 to 5, ``context, versions 3 to 5`` (a spread of at least 0.03), such headlines
-  outranked every menu of some crawls (benchmarks/results/perplexity-2026-11-25e.md).
+  outranked every menu of some crawls (benchmarks/results/perplexity-2026-11-25e.md, in git
+  at 784335a).
 - ``order``: how much less likely the line is in its own order than with its words (the
   whitespace-separated ones, punctuation attached) in reverse order, per unit. A sentence reads
   far better forwards; shuffled words read as badly either way. Unlike ``context`` it compares
@@ -43,7 +44,7 @@ noisier lines:
   gets vote of no confidence", "Modi, BJP leaders discuss poll strategies"); a menu of
   concatenated items, a keyword list or a tag cloud is content words alone ("Deals Airports
   Beach Family Destinations"). Read with ``rare words``, which such lines share with
-  headlines of rare words (benchmarks/results/perplexity-2026-11-25f.md).
+  headlines of rare words (benchmarks/results/perplexity-2026-11-25.md).
 - ``context, versions 3 to 5`` and ``rare and unseen words``: the signals of older files
   (``context`` with a spread of at least 0.03; ``rare words`` plus ``2 * share - 1`` of the
   unseen share among all units, without the gate), read only for those.
@@ -92,15 +93,15 @@ SIGNALS = ("context", "order", "rare words", "characters", "worst characters",
            "context, versions 3 to 5", "rare and unseen words")
 CALIBRATED = SIGNALS[:9]
 _ODD = ("worst characters", "rarest character", "mojibake")
-# The signals each test adds up (their surprises), chosen by leaving out in turn dragnet,
-# cleaneval and l3s-gn1 of benchmarks/perplexity.py's second check and by its dev and test
-# splits (benchmarks/results/perplexity-2026-11-25b.md): word order; how unlike the language's
-# words the line is (its context helps a sentence of rare words); rare words alone (menus of
-# common nouns: without it they fell below the bigram baseline); characters a sentence has no
-# use for. The second test reads rare words with odd unseen ones, the third plain rare words
-# (benchmarks/results/perplexity-2026-11-25d.md and -25e.md: read there too, or as a test of
-# their own, unseen words lifted real lines above navigation) with the lack of common words
-# (-25f.md: menus above headlines of rare words, navigation further above sentences).
+# The signals each test adds up (their surprises), chosen by leaving out in turn dragnet, cleaneval
+# and l3s-gn1 of benchmarks/perplexity.py's second check and by its dev and test splits (git show
+# 4d1ff04:benchmarks/results/perplexity-2026-11-25b.md): word order; how unlike the language's words
+# the line is (its context helps a sentence of rare words); rare words alone (menus of common nouns:
+# without it they fell below the bigram baseline); characters a sentence has no use for. The second
+# test reads rare words with odd unseen ones, the third plain rare words (perplexity-2026-11-25d.md
+# and -25e.md, at git 6b5f730 and 784335a: read there too, or as a test of their own, unseen words
+# lifted real lines above navigation) with the lack of common words (perplexity-2026-11-25.md: menus
+# above headlines of rare words, navigation further above sentences).
 TESTS = (("context", "order"), ("context", "rare and odd unseen words", "characters"),
          ("rare words", "no common words"), _ODD)
 # The signals of a version 3 calibration, scored by the most extreme of the five.
@@ -268,15 +269,15 @@ def _fit_groups(values: np.ndarray, units: np.ndarray) -> tuple[np.ndarray, np.n
 def _surprises(groups: tuple[np.ndarray, np.ndarray], values: np.ndarray,
                units: np.ndarray) -> np.ndarray:
     """-log10 of the share of held-out lines at least as extreme, a column of ``values`` each:
-    the held-out lines' own shares up to their top ``TAIL``, an exponential tail fitted to
-    that top beyond it (the top of a crawl's text holds junk of its own: a tail drawn from its
-    largest value would make every line past it look alike). Held-out lines equal to a value
-    count as at least as extreme: a signal most lines share (no rare word, no mojibake) then
-    surprises no one. Past a top that does not vary there is no tail to fit, and nothing to
-    say how far is far: the share there is the line's own, 1 in n + 1 (ranking such lines by
-    how far past they lie, one unit of the signal an e-fold, made the gold texts' own
-    mojibake outrank random strings: benchmarks/results/perplexity-2026-11-25c.md). The
-    tail is taken in logarithms, so however far a line lies, its surprise keeps growing."""
+    the held-out lines' own shares up to their top ``TAIL``, an exponential tail fitted to that top
+    beyond it (the top of a crawl's text holds junk of its own: a tail drawn from its largest value
+    would make every line past it look alike). Held-out lines equal to a value count as at least as
+    extreme: a signal most lines share (no rare word, no mojibake) then surprises no one. Past a top
+    that does not vary there is no tail to fit, and nothing to say how far is far: the share there
+    is the line's own, 1 in n + 1 (ranking such lines by how far past they lie, one unit of the
+    signal an e-fold, made the gold texts' own mojibake outrank random strings:
+    benchmarks/results/perplexity-2026-11-25c.md, in git at 5085727). The tail is taken in
+    logarithms, so however far a line lies, its surprise keeps growing."""
     out = np.empty(values.shape)
     long = units >= SHORT_UNITS
     for group, chosen in zip(groups, (~long, long), strict=True):

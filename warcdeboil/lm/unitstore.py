@@ -5,7 +5,7 @@ with the other half's model (:mod:`.stage`). Training splits every text into uni
 numbers them) a chunk at a time (:class:`~.lm.counts.NgramCounts`); it keeps each chunk here as
 it was counted, so that scoring only looks up the other model's row of each *distinct* unit of a
 chunk instead of splitting the text and looking every unit up again (on dragnet, 0.28 of the
-0.45 CPU-s pass 2 spent scoring: ``benchmarks/results/lm-cost-2026-11-25b.md``).
+0.45 CPU-s pass 2 spent scoring: ``git show 62526b1:benchmarks/results/lm-cost-2026-11-25b.md``).
 
 The file: for each chunk, its distinct units (UTF-8, one a line) and the number of each of its
 units among them (``numpy.save`` arrays: no pickle); then the number of lines of each text, in

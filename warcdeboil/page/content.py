@@ -752,17 +752,17 @@ def keep_items(blocks: list[Block], keep: list[bool]) -> list[bool]:
     return result
 
 
-# On a page with prose, a list of items is the page's content when the page's prose lies in it
-# (the summaries of a blog's index, a shop's product blurbs, a thread's posts, each in a repeated
+# On a page with prose, a list of items is the page's content when the page's prose lies in it (the
+# summaries of a blog's index, a shop's product blurbs, a thread's posts, each in a repeated
 # container): a container's children of one shape (as for ITEM_GROUP) of which the model kept at
 # least PROSE_ITEMS_KEPT blocks, holding the page's longest text outside links, or leaving fewer
-# than PROSE_ITEMS_OUTSIDE characters of prose (blocks of LISTING_PROSE_CHARS outside links, not
-# in readers' comments) out of the list. Its blocks stay, but those in navigation, asides or
-# readers' comments (the comments rule's to judge). A list of related teasers beside an article
-# has neither: the article's paragraphs hold the prose. A page with PROSE_ITEMS_OUTSIDE characters
-# of prose or more, half of it in one parent or in fewer than ITEM_GROUP parents, is an article
-# and not searched (the search is what costs). The thresholds were chosen on WCXB's calibration
-# sites; the variants tried and their figures: benchmarks/results/types-2026-11-25.md.
+# than PROSE_ITEMS_OUTSIDE characters of prose (blocks of LISTING_PROSE_CHARS outside links, not in
+# readers' comments) out of the list. Its blocks stay, but those in navigation, asides or readers'
+# comments (the comments rule's to judge). A list of related teasers beside an article has neither:
+# the article's paragraphs hold the prose. A page with PROSE_ITEMS_OUTSIDE characters of prose or
+# more, half of it in one parent or in fewer than ITEM_GROUP parents, is an article and not searched
+# (the search is what costs). The thresholds were chosen on WCXB's calibration sites; the variants
+# tried and their figures: git show 944b1c8:benchmarks/results/types-2026-11-25.md.
 PROSE_ITEMS_KEPT = 2
 PROSE_ITEMS_OUTSIDE = 1000
 
@@ -907,7 +907,7 @@ def _shape(keys: list[int]) -> tuple[int, ...]:
 # or linked. Chosen on WCXB's dev split (scripts/convert_wceb.py; its test split held out),
 # among 0-1,500 characters and 20-80: forum threads 0.658 -> 0.767 mean F1 (trafilatura 0.704),
 # all pages 0.8244 -> 0.8325, no other page type moved; ../shared/eval: cleaneval +0.0011,
-# dragnet +0.0002, the others unchanged (benchmarks/results/forums-2026-11-27.md).
+# dragnet +0.0002, the others unchanged (benchmarks/results/pagetypes-2026-11-27.md).
 DISCUSSION_COMMENT_CHARS = 500
 THREAD_POST_CHARS = 40
 
@@ -999,7 +999,7 @@ def without_linked_chrome(blocks: list[Block], keep: list[bool]) -> list[bool]:
 # whole core, not only between its kept blocks, gained more on WCXB (+0.006) but cost l3s-gn1
 # 0.004 and scrapinghub 0.003 (old news pages whose core is the whole page); without the length
 # or sibling test, l3s-gn1 lost 0.0008 and scrapinghub 0.001
-# (benchmarks/results/forums-2026-11-27.md).
+# (benchmarks/results/pagetypes-2026-11-27.md).
 GAP_BLOCK_CHARS = 40
 _GAP_ROLES = _ITEM_ROLES | _IN_COMMENTS | (1 << ROLE_META)
 
