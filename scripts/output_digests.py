@@ -9,9 +9,9 @@ comparing two of these files.
 
 With no inputs it reads ``fixtures/``, and ``../shared/eval`` and ``../shared/warcs`` where they
 exist. Every input is cleaned once per configuration (formats, modes, duplicates, URL rules, the
-run's own language model, zstd); the digests are SHA-256 of each output file, the report's files
-included, and the exit status of each run. Runs use one worker, as outputs do not depend on the
-number of workers (tests/test_pipeline.py checks that).
+run's own language model, zstd with a dictionary); the digests are SHA-256 of each output file, the
+report's files included, and the exit status of each run. Runs use one worker, as outputs do not
+depend on the number of workers (tests/test_pipeline.py checks that).
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # name -> extra arguments to `warcdeboil clean`
 CONFIGS: dict[str, list[str]] = {
     "warc": ["--format", "warc"],
-    "warc-revisit": ["--format", "warc", "--dedup", "revisit", "--compress", "zstd"],
-    "warc-none": ["--format", "warc", "--compress", "none", "--zstd-dict"],
+    "warc-revisit": ["--format", "warc", "--dedup", "revisit", "--compress", "zstd",
+                     "--zstd-dict"],
+    "warc-none": ["--format", "warc", "--compress", "none"],
     "text": ["--format", "text", "--dedup", "drop"],
     "jsonl": ["--format", "jsonl"],
     "jsonl-template": ["--format", "jsonl", "--mode", "template", "--dedup", "off"],

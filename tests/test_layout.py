@@ -155,7 +155,7 @@ def test_the_top_level_stays_short() -> None:
     assert len(top) <= MAX_TOP_LEVEL_MODULES, sorted(top)
 
 
-# The modules that moved in 0.2 keep their old paths for one release -------------------------
+# The modules that moved into subpackages keep their old paths for one release --------------
 
 
 @pytest.fixture

@@ -76,7 +76,7 @@ __all__ = [
     "read_record_at",
 ]
 
-# The modules that stood at the top level until 0.1.0, and where their names live now. Their old
+# The modules that stood at the top level in 0.1.0, and where their names live now. Their old
 # paths still import, with a DeprecationWarning, for one release: ``warcdeboil.reader`` is
 # ``warcdeboil.warc.reader`` itself; a module that was split in two or more (``apply``,
 # ``pipeline``) becomes a stand-in that finds each name in the modules it went to.

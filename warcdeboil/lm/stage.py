@@ -6,7 +6,7 @@ as JSONL's ``language``) and by half of the pages (a hash of the URL, :func:`.sc
 into spill files (length-prefixed UTF-8), one per input, language and half. Then:
 
 * ``--lm auto``: one model is trained per language and half, a job each (the trainer's counts are
-  bounded: :mod:`.lm.counts`), from the spills of every input in their order, so the model is
+  bounded: :mod:`.counts`), from the spills of every input in their order, so the model is
   the same for any number of workers. A page is scored by the model of its language trained on
   the *other* half: a model scores the text it was trained on far lower than text it never saw
   (``benchmarks/lm_filter.py`` measures by how much), which would put every page in the head.
@@ -25,11 +25,11 @@ bucket is asked for), each model's training keeps the units it split its texts i
 those units with the other half's model (:func:`_cross_score`): no text is split into units a
 second time.
 
-One walk of the page stores serves the duplicate stage too (``prepare_lm(sign=)``, when both
-run): what each page's template removes is found once, for a batch of pages
-(:func:`.dedup.stage.doomed_of`), for the cleaning and for the duplicate signature
-(:func:`.dedup.stage.sign_batch`), which would otherwise read every page store again and find
-the same cuts (on dragnet, 0.44 CPU-s of the two stages' 4.0).
+One walk of the page stores serves the duplicate stage too (``prepare_lm(sign=)``, when both run):
+what each page's template removes is found once, for a batch of pages
+(:func:`warcdeboil.dedup.stage.doomed_of`), for the cleaning and for the duplicate signature
+(:func:`warcdeboil.dedup.stage.sign_batch`), which would otherwise read every page store again and
+find the same cuts (on dragnet, 0.44 CPU-s of the two stages' 4.0).
 
 Pages whose language is unsure (``language`` null) are neither trained on nor bucketed.
 """

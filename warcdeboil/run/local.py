@@ -337,12 +337,12 @@ def find_duplicates(
     work_dir: Path, profiles_dir: Path, inputs: int, options: Options,
     progress: Progress | None = None, *, signed: bool = False,
 ) -> dict[str, int]:
-    """The duplicate stage (:mod:`.dedup.stage`) over the page stores of the ``inputs`` inputs
-    indexed in ``work_dir``, with the profiles in ``profiles_dir``: each input's verdicts in
-    ``work_dir/dedup``, for pass 2. Verdicts of an earlier run are reused only when made from
-    this very index and these profiles (else they are redone). What the stage found.
-    ``signed``: every input was signed already, the jobs of :func:`duplicate_jobs` done by the
-    language-model stage's walk of the page stores (:func:`warcdeboil.lm.stage.prepare_lm`).
+    """The duplicate stage (:mod:`warcdeboil.dedup.stage`) over the page stores of the ``inputs``
+    inputs indexed in ``work_dir``, with the profiles in ``profiles_dir``: each input's verdicts in
+    ``work_dir/dedup``, for pass 2. Verdicts of an earlier run are reused only when made from this
+    very index and these profiles (else they are redone). What the stage found. ``signed``: every
+    input was signed already, the jobs of :func:`duplicate_jobs` done by the language-model stage's
+    walk of the page stores (:func:`warcdeboil.lm.stage.prepare_lm`).
 
     Both steps run in worker processes (even with one worker): this process never imports
     numpy nor keeps what the stage allocated, so pass 2 (here, or in workers forked from here)
