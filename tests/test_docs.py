@@ -168,3 +168,18 @@ def test_importing_the_hooks_does_not_build_anything() -> None:
     before = set(sys.modules)
     _hooks()
     assert "mkdocs" not in set(sys.modules) - before
+
+
+def test_the_readme_api_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's first Python example, with two pages of one site for its html_a, html_b."""
+    block = re.search(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert block is not None and "Deboiler" in block.group(1)
+    nav = "<nav><a href='/'>Home</a> <a href='/news'>News</a> <a href='/about'>About</a></nav>"
+    html_a, html_b = (f"<html><body>{nav}<article><h1>{t}</h1><p>{t} happened today, and "
+                      "people who saw it told the paper how it went.</p></article></body></html>"
+                      for t in ("Floods", "Fires"))
+    exec(block.group(1), {"html_a": html_a, "html_b": html_b})  # noqa: S102
+    printed = capsys.readouterr().out
+    assert printed.startswith("https://example.com/a  en Floods\nFloods happened today")
+    assert "\nhttps://example.com/b  en Fires\nFires happened today" in printed
+    assert "Home" not in printed
