@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 from conftest import synthetic_crawl, warcio_check
+from typer.testing import CliRunner
 
+from warcdeboil.cli import app
 from warcdeboil.errors import ConfigError
 from warcdeboil.output.formats import OutputFormat
 from warcdeboil.output.provenance import SOURCE_FIELD
@@ -173,8 +175,15 @@ def test_compression_can_be_chosen(crawl: Path, tmp_path: Path, compress: Codec)
 
 def test_no_archives_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello")
-    with pytest.raises(ConfigError, match="no WARC or ARC files"):
+    with pytest.raises(ConfigError, match="no WARC or ARC files") as raised:
         clean([tmp_path], tmp_path / "out")
+    assert str(raised.value).endswith(f" found in {tmp_path}")  # where it looked
+    runner = CliRunner()
+    (tmp_path / "empty").mkdir()
+    done = runner.invoke(app, ["clean", str(tmp_path), str(tmp_path / "empty"), "-o",
+                               str(tmp_path / "out")])
+    assert done.exit_code == 1
+    assert done.output.strip().endswith(f"found in {tmp_path}, {tmp_path / 'empty'}")
 
 
 def test_outputs_are_written_atomically(crawl: Path, tmp_path: Path) -> None:
