@@ -549,8 +549,15 @@ def clean(
     progress: Progress | None = None,
     select: tuple[str, SiteFilter] | None = None,
     report: Callable[[Path], None] | None = None,
+    profiles_dir: str | os.PathLike[str] | None = None,
 ) -> RunSummary:
     """Index, fit and apply in one go: the whole job of ``warcdeboil clean``.
+
+    With ``profiles_dir`` (the profiles of an earlier fit: :func:`fit_profiles`), no fit is
+    run: the inputs are cleaned with those profiles, after the stages ``options`` ask for
+    (duplicates, the run's language model), which read pass 1's page stores of these inputs.
+    ``warcdeboil apply`` runs so when such a stage is on, so that its outputs have the fields
+    ``clean``'s have for the same options.
 
     With ``resume``, inputs whose output is already complete are not written again, and a
     finished index and finished profiles in ``work_dir`` are reused. Outputs are atomic, so an
@@ -575,6 +582,9 @@ def clean(
     paths = [p for p, _ in found]
     span_of = dict(zip(paths, spans, strict=True)) if spans is not None else None
     summary = RunSummary(inputs=len(found))
+    given = Path(profiles_dir) if profiles_dir is not None else None
+    if given is not None:
+        summary.fit = profile_stats(given)  # before any record is read: they are profiles
     todo = found
     if resume:
         todo = [(plan.path, plan.rel) for plan in planned if not plan.output.exists()]
@@ -589,17 +599,17 @@ def clean(
                 relink(_linked(planned, out, links), links / "relink.sqlite")
             return summary
     with _work_directory(work_dir, keep_work_dir) as work:
-        profiles = work / "profiles"
+        profiles = given if given is not None else work / "profiles"
         reuse = resume and index_is_current(paths, work, options, spans)
         if reuse:
             log.info("%s: reusing the finished index", work)
             summary.scan_files = index_tallies(work)
         else:
             summary.scan_files = build_index(paths, work, options, progress, spans=spans)
-        if reuse and (profiles / PROFILES_META).exists():
+        if given is None and reuse and (profiles / PROFILES_META).exists():
             log.info("%s: reusing the finished profiles", profiles)
             summary.fit = profile_stats(profiles)
-        else:
+        elif given is None:  # else fitted already, and used as they are
             (profiles / PROFILES_META).unlink(missing_ok=True)
             summary.fit = fit_profiles(work, profiles, options, progress)
         stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}
