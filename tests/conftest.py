@@ -118,6 +118,40 @@ def site_pages(host: str, count: int, *, article_words: int = 60) -> list[tuple[
     return pages
 
 
+def incomplete_archives(directory: Path) -> dict[str, str]:
+    """Three archives of one site's three pages, written to ``directory``, whose last page's
+    record is incomplete: a plain .warc whose last record declares 100 bytes more than the file
+    holds (its HTML whole), a .warc.gz whose last gzip member loses its last 200 bytes, and a
+    whole record the crawler marked ``WARC-Truncated: length``. File name -> that page's URL."""
+    import zlib
+
+    from warcdeboil.warc.writer import serialise
+
+    directory.mkdir(parents=True, exist_ok=True)
+    pages = site_pages("cut.example", 3)
+    url = pages[-1][0]
+
+    def record(page: tuple[str, str], extra: list[tuple[str, str]] | None = None) -> bytes:
+        return serialise("WARC/1.0", *warc_record(
+            "response", page[0], http_response(page[1].encode()), extra=extra))
+
+    whole = [record(page) for page in pages]
+    head, _, rest = whole[-1].partition(b"\r\n\r\n")
+    block = rest[: -len(b"\r\n\r\n")]
+    head = head.replace(f"Content-Length: {len(block)}".encode(),
+                        f"Content-Length: {len(block) + 100}".encode())
+    (directory / "overshoot.warc").write_bytes(b"".join(whole[:-1]) + head + b"\r\n\r\n"
+                                               + block)
+    members = []
+    for raw in whole:
+        deflater = zlib.compressobj(6, zlib.DEFLATED, 31)
+        members.append(deflater.compress(raw) + deflater.flush())
+    (directory / "clipped.warc.gz").write_bytes(b"".join(members)[:-200])
+    marked = [*whole[:-1], record(pages[-1], [("WARC-Truncated", "length")])]
+    (directory / "marked.warc").write_bytes(b"".join(marked))
+    return {"overshoot.warc": url, "clipped.warc.gz": url, "marked.warc": url}
+
+
 class _WarcioBrotli:
     """warcio (1.8) sets an attribute on brotli's Decompressor, which brotli 1.2 forbids: give
     the second reader of the tests a decompressor it can use."""

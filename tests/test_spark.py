@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, shared_file, synthetic_crawl
+from conftest import FIXTURES, incomplete_archives, jsonl_pages, shared_file, synthetic_crawl
 
 from warcdeboil.errors import JobError
 from warcdeboil.output.formats import OutputFormat
@@ -264,6 +264,25 @@ def test_messy_archives_are_summed_up_as_by_the_local_engine(spark, tmp_path: Pa
     local, distributed = _both(spark, shared_file("warcs"), tmp_path,
                                Options(workers=1, format=OutputFormat.JSONL))
     _assert_same_outputs(local, distributed)
+
+
+@pytest.mark.parametrize("fmt", [OutputFormat.TEXT, OutputFormat.JSONL], ids=lambda f: f.value)
+def test_pages_of_incomplete_records_are_written_as_by_the_local_engine(
+    spark, tmp_path: Path, fmt: OutputFormat,
+) -> None:
+    """Spark's pass 2 reads the records again: a page cut short by the end of its file, or
+    marked WARC-Truncated by its crawler, is written marked, as from pass 1's page store."""
+    urls = incomplete_archives(tmp_path / "in")
+    local, distributed = _both(spark, tmp_path / "in", tmp_path, Options(workers=1, format=fmt))
+    _assert_same_outputs(local, distributed)
+    if fmt is OutputFormat.TEXT:
+        marked = [(r.target_uri, r.get("WARC-Truncated")) for path in sorted(distributed.iterdir())
+                  for r in iter_records(path) if r.get("WARC-Truncated")]
+    else:
+        marked = [(line["url"], line["truncated"]) for line in jsonl_pages(distributed)
+                  if line["truncated"]]
+    assert sorted(marked) == sorted((url, "length" if fmt is OutputFormat.TEXT else True)
+                                    for url in urls.values())
 
 
 def test_resume_skips_the_inputs_whose_output_exists(spark, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ signatures are memory-mapped; what grows with the run is the array of each page'
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -224,7 +225,7 @@ def _write_verdicts(signatures: PageSignatures, records: Iterator[bytes], dedup_
         writer = VerdictWriter(verdicts_path(dedup_dir, part)) if part < parts else None
 
 
-def iter_url_groups(work_dir: Path, *, evidence_only: bool = False
+def iter_url_groups(work_dir: str | os.PathLike[str], *, evidence_only: bool = False
                     ) -> Iterator[tuple[str, str, int]]:
     """``(site, url, group_id)`` of every page of a run's duplicate stage, for URL-rule learning.
 
@@ -254,6 +255,7 @@ def iter_url_groups(work_dir: Path, *, evidence_only: bool = False
 
     from warcdeboil.errors import WorkDirError
 
+    work_dir = Path(work_dir)
     dedup_dir = work_dir / "dedup"
     try:
         meta = json.loads((dedup_dir / "dedup.json").read_text(encoding="utf-8"))

@@ -42,6 +42,7 @@ class WarcSink(Sink):
     """WARC output: the output's warcinfo, then every record of the input, pages cleaned."""
 
     wants_html = True
+    keeps_records = True
 
     def __init__(
         self, out: BinaryIO, codec: Codec, in_codec: Codec, source: BinaryIO,

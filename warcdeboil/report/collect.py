@@ -27,7 +27,7 @@ from warcdeboil.page.dom import analyse
 from warcdeboil.page.html import PageLimits, html_page
 from warcdeboil.site.clean import Mode
 from warcdeboil.site.fit import SiteProfile
-from warcdeboil.site.pagestore import PageEntry, iter_page_store, page_store_path
+from warcdeboil.site.pagestore import PageEntry, iter_page_store, page_entry, page_store_path
 from warcdeboil.site.profiles import ProfileReader, profile_path
 from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
 from warcdeboil.warc.reader import iter_selected
@@ -193,19 +193,16 @@ class ArchivePages:
     def _entries(self, i: int, spans: list[tuple[int, int]] | None
                  ) -> Iterator[tuple[int, PageEntry]]:
         for ordinal, record in enumerate(iter_selected(self.inputs[i], spans)):
-            if record.error is not None:
-                continue  # counted by the run itself
-            try:
+            if not record.headers:
+                continue  # a damaged stretch, counted by the run itself
+            try:  # a record read in part holds a page too, as in pass 1 (run.scan.read_page)
                 page = html_page(record, self._limits)
             except RecordError:
                 continue
             if page is None:
                 continue
-            yield i, PageEntry(
-                ordinal, record.offset, record.length, page.url, record.record_id,
-                record.get("WARC-Date") or "", page.charset, len(page.body),
-                analyse(page.markup, structure=self._structure),
-            )
+            yield i, page_entry(ordinal, record, page,
+                                analyse(page.markup, structure=self._structure))
 
     def pages_of(self, i: int) -> Iterator[PageEntry]:
         return (entry for _, entry in self._entries(i, None))

@@ -6,7 +6,10 @@ compressed when the codec is unchanged), but for revisits of a page cleaned abov
 :mod:`warcdeboil.output.provenance`); the revisits it cannot resolve, and its cleaned pages, go
 to its links files for :mod:`warcdeboil.output.relink`. ``text`` writes a warcinfo, then one
 WET-style ``conversion`` record per page; ``jsonl`` one object per page. The formats are
-:mod:`warcdeboil.output`'s sinks; this module reads the input and feeds them.
+:mod:`warcdeboil.output`'s sinks; this module reads the input and feeds them. The page of a
+record the reader could not read whole is in the text outputs, marked truncated, as in pass 1's
+store; WARC output writes such a record as it survives
+(:func:`~warcdeboil.warc.recompress.repaired_record`).
 
 :func:`apply_file` serves both engines: profiles come from a lookup function (the local engine's
 SQLite store, or the Spark engine's profiles of the sites a file holds), and pages come from pass
@@ -33,10 +36,10 @@ from warcdeboil.output.sink import PageResult, Sink
 from warcdeboil.output.warc import WarcSink
 from warcdeboil.output.wet import TextSink
 from warcdeboil.page.dom import Doomed, analyse
-from warcdeboil.page.html import HtmlPage, PageLimits, html_page, payload_sha1
+from warcdeboil.page.html import HtmlPage, PageLimits, payload_sha1
 from warcdeboil.site.clean import Mode, PageCleaning, clean_for_warc, clean_page
 from warcdeboil.site.fit import SiteProfile
-from warcdeboil.site.pagestore import PageEntry, iter_page_store
+from warcdeboil.site.pagestore import PageEntry, iter_page_store, page_entry
 from warcdeboil.site.profiles import ProfileReader
 from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
 from warcdeboil.warc.compression import Codec
@@ -46,7 +49,7 @@ from warcdeboil.warc.writer import AtomicFile
 from warcdeboil.warc.zstdio import train_dictionary
 
 from .meter import Meter, Report, input_bytes
-from .scan import no_records, record_problem, unaddressable_counted
+from .scan import no_records, read_page, record_problem, unaddressable_counted
 
 if TYPE_CHECKING:
     # Imported where used: a template-mode run (WARC output, no --lm, no URL rules) needs none.
@@ -227,17 +230,14 @@ def _apply_records(
             meter.record(record.offset, record.length)
         if record.error is not None:
             record_problem(tally, job.path, record, record.error, job.fail_fast, seen=seen)
-            if record.headers:
+            if not record.headers:
+                tally.skipped += 1  # nothing that can be written as a record
+                continue
+            if sink.keeps_records:  # WARC output: the record as it survives, not cleaned
                 tally.carried += 1
                 sink.repaired(record)
-            else:
-                tally.skipped += 1  # nothing that can be written as a record
-            continue
-        try:
-            page = html_page(record, job.limits)
-        except RecordError as exc:
-            record_problem(tally, job.path, record, exc.reason, job.fail_fast, seen=seen)
-            page = None
+                continue
+        page = read_page(record, job.limits, tally, job.path, job.fail_fast, seen=seen)
         if page is None:
             tally.carried += 1
             sink.carry(record)
@@ -249,11 +249,8 @@ def _apply_records(
             entry = pending
             known = doomed.get(ordinal) if doomed is not None else None
         else:
-            entry = PageEntry(
-                ordinal, record.offset, record.length, page.url, record.record_id,
-                record.get("WARC-Date") or "", page.charset, len(page.body),
-                analyse(page.markup, structure=job.structure), payload_sha1(page),
-            )
+            entry = page_entry(ordinal, record, page,
+                               analyse(page.markup, structure=job.structure), payload_sha1(page))
         _emit(entry, record, page, keyer, lookup, sink, tally, job, verdicts, known=known)
     if tally.records == 0 and not tally.problems and job.spans is None:
         no_records(tally, job.path, seen=seen)

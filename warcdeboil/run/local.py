@@ -75,6 +75,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 J = TypeVar("J")
+StrPath = str | os.PathLike[str]
+"""A path as the public functions take it: ``str`` or any path-like object."""
 
 PROFILES_META = "profiles.json"
 RUN_META = "run.json"  # what clean says of its run, for a report made later
@@ -148,14 +150,15 @@ _DIGESTS_SERVE: dict[str, tuple[str, ...]] = {
 
 
 def build_index(
-    inputs: Sequence[Path], work_dir: Path, options: Options, progress: Progress | None = None,
-    *, spans: Sequence[Sequence[Span]] | None = None,
+    inputs: Sequence[StrPath], work_dir: StrPath, options: Options,
+    progress: Progress | None = None, *, spans: Sequence[Sequence[Span]] | None = None,
 ) -> list[Tally]:
     """Pass 1: scan every input and write the sorted runs of the index under ``work_dir``.
 
     With ``spans`` (one sequence per input), only the records at those (offset, length) are read.
     Returns one tally per input, in order.
     """
+    paths, work_dir = [Path(path) for path in inputs], Path(work_dir)
     index_dir = work_dir / "index"
     if index_dir.exists():
         shutil.rmtree(index_dir)
@@ -172,7 +175,7 @@ def build_index(
             str(index_dir), str(page_store_path(pages_dir, i)), options.partitions,
             options.run_bytes,
         )
-        for i, path in enumerate(inputs)
+        for i, path in enumerate(paths)
     ]
 
     def done(_: Tally) -> None:
@@ -186,11 +189,11 @@ def build_index(
     )
     # Written last: its presence says the index is complete (what --resume relies on).
     _write_json(work_dir / "index.json", {
-        "inputs": [str(p) for p in inputs],
+        "inputs": [str(p) for p in paths],
         "partitions": options.partitions,
         "site_key": options.site_key.value,
         "pages_indexed": total_tally(tallies).indexed,
-        "manifest": _manifest(inputs, options, spans),
+        "manifest": _manifest(paths, options, spans),
         "tallies": [t.to_state() for t in tallies],  # a resumed run's summary reports them
     })
     return tallies
@@ -244,9 +247,10 @@ def _fit_partition(job: _FitJob, report: Callable[[int], None] | None = None) ->
 
 
 def fit_profiles(
-    work_dir: Path, profiles_dir: Path, options: Options, progress: Progress | None = None
+    work_dir: StrPath, profiles_dir: StrPath, options: Options, progress: Progress | None = None
 ) -> FitStats:
     """Fit every site of the index in ``work_dir``; write profiles to ``profiles_dir``."""
+    work_dir, profiles_dir = Path(work_dir), Path(profiles_dir)
     meta = _read_json(work_dir / "index.json", "no index here: run `warcdeboil index` first")
     partitions = int(meta["partitions"])
     profiles_dir.mkdir(parents=True, exist_ok=True)
@@ -433,21 +437,21 @@ def _fitted_with(meta: dict[str, Any], default: FitParams) -> FitParams:
 
 
 def apply_profiles(
-    inputs: Sequence[tuple[Path, Path]],
-    out_dir: str | os.PathLike[str],
-    profiles_dir: Path | None,
+    inputs: Sequence[tuple[StrPath, StrPath]],
+    out_dir: StrPath,
+    profiles_dir: StrPath | None,
     options: Options,
     progress: Progress | None = None,
     *,
-    page_stores: Sequence[Path] | None = None,
+    page_stores: Sequence[StrPath] | None = None,
     spans: Sequence[Sequence[Span]] | None = None,
-    links_dir: Path | None = None,
-    written: Sequence[tuple[Path, Path]] = (),
-    verdicts: Sequence[Path] | None = None,
-    doomed: Sequence[Path] | None = None,
-    cleaned_stores: Sequence[Path] | None = None,
-    scores_stores: Sequence[Path] | None = None,
-    url_rules: Path | None = None,
+    links_dir: StrPath | None = None,
+    written: Sequence[tuple[StrPath, StrPath]] = (),
+    verdicts: Sequence[StrPath] | None = None,
+    doomed: Sequence[StrPath] | None = None,
+    cleaned_stores: Sequence[StrPath] | None = None,
+    scores_stores: Sequence[StrPath] | None = None,
+    url_rules: StrPath | None = None,
 ) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
@@ -468,13 +472,20 @@ def apply_profiles(
     ``written`` (inputs whose output an earlier run wrote, --resume) by
     :func:`warcdeboil.output.relink.relink`, from the links files in ``links_dir`` (a temporary
     directory when None).
+
+    ``inputs`` are (file, name relative to the output directory) pairs, as
+    :func:`discover_inputs` gives them.
     """
+    found = [(Path(path), Path(rel)) for path, rel in inputs]
+    done_before = [(Path(path), Path(rel)) for path, rel in written]
+    profiles_dir = Path(profiles_dir) if profiles_dir is not None else None
+    links_dir = Path(links_dir) if links_dir is not None else None
     if options.format is OutputFormat.WARC and links_dir is None:
         links = Path(tempfile.mkdtemp(prefix="warcdeboil-links-"))
         try:
-            return apply_profiles(inputs, out_dir, profiles_dir, options, progress,
+            return apply_profiles(found, out_dir, profiles_dir, options, progress,
                                   page_stores=page_stores, spans=spans, links_dir=links,
-                                  written=written, verdicts=verdicts, doomed=doomed,
+                                  written=done_before, verdicts=verdicts, doomed=doomed,
                                   url_rules=url_rules)
         finally:
             with held():
@@ -490,12 +501,13 @@ def apply_profiles(
     settings = run_settings(options.format, options.effective_mode, site_key, fitted,
                             options.limits)
     out_dir = local_output_dir(out_dir)
-    planned = plan_outputs(inputs, out_dir, options.format, options.compress)
+    planned = plan_outputs(found, out_dir, options.format, options.compress)
     check_writable(out_dir)
     jobs = []
     linked = []  # (output name, output, links base) of every output relink looks at
     if options.format is OutputFormat.WARC and links_dir is not None:
-        everything = [*planned, *plan_outputs(written, out_dir, options.format, options.compress)]
+        everything = [*planned,
+                      *plan_outputs(done_before, out_dir, options.format, options.compress)]
         linked = _linked(everything, out_dir, links_dir)
     for i, plan in enumerate(planned):
         jobs.append(ApplyJob(
@@ -549,8 +561,15 @@ def clean(
     progress: Progress | None = None,
     select: tuple[str, SiteFilter] | None = None,
     report: Callable[[Path], None] | None = None,
+    profiles_dir: StrPath | None = None,
 ) -> RunSummary:
     """Index, fit and apply in one go: the whole job of ``warcdeboil clean``.
+
+    With ``profiles_dir`` (the profiles of an earlier fit: :func:`fit_profiles`), no fit is
+    run: the inputs are cleaned with those profiles, after the stages ``options`` ask for
+    (duplicates, the run's language model), which read pass 1's page stores of these inputs.
+    ``warcdeboil apply`` runs so when such a stage is on, so that its outputs have the fields
+    ``clean``'s have for the same options.
 
     With ``resume``, inputs whose output is already complete are not written again, and a
     finished index and finished profiles in ``work_dir`` are reused. Outputs are atomic, so an
@@ -575,6 +594,9 @@ def clean(
     paths = [p for p, _ in found]
     span_of = dict(zip(paths, spans, strict=True)) if spans is not None else None
     summary = RunSummary(inputs=len(found))
+    given = Path(profiles_dir) if profiles_dir is not None else None
+    if given is not None:
+        summary.fit = profile_stats(given)  # before any record is read: they are profiles
     todo = found
     if resume:
         todo = [(plan.path, plan.rel) for plan in planned if not plan.output.exists()]
@@ -589,17 +611,17 @@ def clean(
                 relink(_linked(planned, out, links), links / "relink.sqlite")
             return summary
     with _work_directory(work_dir, keep_work_dir) as work:
-        profiles = work / "profiles"
+        profiles = given if given is not None else work / "profiles"
         reuse = resume and index_is_current(paths, work, options, spans)
         if reuse:
             log.info("%s: reusing the finished index", work)
             summary.scan_files = index_tallies(work)
         else:
             summary.scan_files = build_index(paths, work, options, progress, spans=spans)
-        if reuse and (profiles / PROFILES_META).exists():
+        if given is None and reuse and (profiles / PROFILES_META).exists():
             log.info("%s: reusing the finished profiles", profiles)
             summary.fit = profile_stats(profiles)
-        else:
+        elif given is None:  # else fitted already, and used as they are
             (profiles / PROFILES_META).unlink(missing_ok=True)
             summary.fit = fit_profiles(work, profiles, options, progress)
         stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}

@@ -15,16 +15,16 @@ from pathlib import Path
 
 from warcdeboil.errors import InputError, RecordError
 from warcdeboil.page.dom import analyse, page_signature
-from warcdeboil.page.html import DigestKind, PageLimits, html_page, payload_digest
+from warcdeboil.page.html import DigestKind, HtmlPage, PageLimits, html_page, payload_digest
 from warcdeboil.site.index import IndexEntry, RunWriter
-from warcdeboil.site.pagestore import PageEntry, PageStoreWriter
+from warcdeboil.site.pagestore import PageEntry, PageStoreWriter, page_entry
 from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 from warcdeboil.warc.reader import Span, WarcRecord, iter_selected
 from warcdeboil.warc.tally import Tally
 
 from .meter import Meter, Report, input_bytes
 
-__all__ = ["ScanJob", "ScanSpec", "ScannedPage", "scan_file", "scan_pages"]
+__all__ = ["ScanJob", "ScanSpec", "ScannedPage", "read_page", "scan_file", "scan_pages"]
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,26 @@ def record_problem(
         log.warning("%s@%d: %s", path, record.offset, reason)
 
 
+def read_page(
+    record: WarcRecord, limits: PageLimits, tally: Tally, path: str, fail: bool, *,
+    seen: bool = False,
+) -> HtmlPage | None:
+    """The HTML page in a record that has header fields, or None (the record is carried).
+
+    A record the reader could not read whole (``record.error``, counted already) is judged like
+    any other: a page cut short by the end of the file is still a page, written and marked
+    truncated (:func:`warcdeboil.warc.truncation.truncation`), as one the crawler marked
+    ``WARC-Truncated`` is. A payload that does not decode is a problem counted here, but not
+    again for such a record: its own problem is the cause.
+    """
+    try:
+        return html_page(record, limits)
+    except RecordError as exc:
+        if record.error is None:
+            record_problem(tally, path, record, exc.reason, fail, seen=seen)
+        return None
+
+
 def unaddressable_counted(
     records: Iterator[WarcRecord], path: str, tally: Tally, *, seen: bool = False
 ) -> Iterator[WarcRecord]:
@@ -132,21 +152,13 @@ def scan_pages(
                 if not record.headers:
                     tally.skipped += 1
                     continue
-            try:
-                page = None if record.error else html_page(record, spec.limits)
-            except RecordError as exc:
-                record_problem(tally, spec.path, record, exc.reason, spec.fail_fast)
-                page = None
+            page = read_page(record, spec.limits, tally, spec.path, spec.fail_fast)
             if page is None:
                 tally.carried += 1
                 continue
             tally.cleaned += 1
             text = analyse(page.markup, structure=spec.structure)
-            entry = PageEntry(
-                ordinal, record.offset, record.length, page.url, record.record_id,
-                record.get("WARC-Date") or "", page.charset, len(page.body), text,
-                payload_digest(page, spec.digest),
-            )
+            entry = page_entry(ordinal, record, page, text, payload_digest(page, spec.digest))
             site = keyer(page.url)
             index = None
             if site:

@@ -18,6 +18,7 @@ from warcdeboil.errors import InputError
 from .compression import Codec
 from .reader import WarcRecord, iter_records
 from .tally import Tally
+from .truncation import CUT_SHORT, cut_short
 from .writer import (
     AtomicFile,
     WarcWriter,
@@ -48,8 +49,8 @@ def _repair(record: WarcRecord, head: bytes) -> tuple[str, list[tuple[str, str]]
     """The version and header fields a repaired ``record`` is written with (before length and
     digests), and where its payload starts, judged from ``head`` (the block or its start)."""
     headers = list(record.headers)
-    if "truncated" in (record.error or "") and not record.get("WARC-Truncated"):
-        headers.append(("WARC-Truncated", "length"))
+    if cut_short(record) and not record.get("WARC-Truncated"):
+        headers.append(("WARC-Truncated", CUT_SHORT))
     end = head.find(b"\r\n\r\n")
     payload = end + 4 if head.startswith(b"HTTP/") and end >= 0 else None
     version = record.version if record.version.startswith("WARC/") else "WARC/1.0"
