@@ -234,3 +234,17 @@ def test_runs_that_only_compare_digests_take_xxh3_and_revisits_take_sha1(tmp_pat
     assert (work / "index.json").stat().st_mtime_ns == index_written
     assert again.dedup is not None and again.dedup["exact"] == 12
     assert outputs(tmp_path / "again") == outputs(tmp_path / "text")
+
+
+def test_a_resumed_run_fits_again_with_other_fit_parameters(tmp_path: Path) -> None:
+    """A --work-dir's profiles are reused only when fitted with this run's parameters (else a
+    resumed run would write, and record, outputs of the new options with the old template)."""
+    from warcdeboil.site.fit import FitParams
+
+    work = tmp_path / "work"
+    clean([CRAWL], tmp_path / "first", Options(workers=1), work_dir=work)
+    other = Options(workers=1, fit=FitParams(min_occurrence=4))
+    clean([CRAWL], tmp_path / "reference", other)
+    summary = clean([CRAWL], tmp_path / "out", other, work_dir=work, resume=True)
+    assert summary.fit.sites > 0  # fitted again, not read back
+    assert outputs(tmp_path / "out") == outputs(tmp_path / "reference")

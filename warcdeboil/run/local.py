@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -421,6 +421,17 @@ def _decide(job: tuple[str, int, list[SignJob]],
     return decide(Path(job[0]), job[1]).to_dict()
 
 
+def _fitted_alike(profiles_dir: Path, options: Options) -> bool:
+    """Whether ``profiles_dir`` holds finished profiles fitted with the parameters of
+    ``options`` (a resumed run with other ones fits again)."""
+    try:
+        meta = json.loads((profiles_dir / PROFILES_META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(meta, dict) and all(f.name in meta for f in fields(FitParams))
+            and _fitted_with(meta, options.fit) == options.fit)
+
+
 def _fitted_with(meta: dict[str, Any], default: FitParams) -> FitParams:
     """The parameters profiles were fitted with, as their directory's meta says."""
     return FitParams(
@@ -553,7 +564,8 @@ def clean(
     """Index, fit and apply in one go: the whole job of ``warcdeboil clean``.
 
     With ``resume``, inputs whose output is already complete are not written again, and a
-    finished index and finished profiles in ``work_dir`` are reused. Outputs are atomic, so an
+    finished index and finished profiles in ``work_dir`` are reused when made with these
+    options (the profiles: fitted with the same parameters). Outputs are atomic, so an
     output under its final name is complete. With ``select`` (an index file and the sites to
     take from it), only the records the index names are read, each by its byte range; ``inputs``
     is then the one directory its file names are relative to.
@@ -596,7 +608,7 @@ def clean(
             summary.scan_files = index_tallies(work)
         else:
             summary.scan_files = build_index(paths, work, options, progress, spans=spans)
-        if reuse and (profiles / PROFILES_META).exists():
+        if reuse and _fitted_alike(profiles, options):
             log.info("%s: reusing the finished profiles", profiles)
             summary.fit = profile_stats(profiles)
         else:
