@@ -42,6 +42,15 @@ from warcdeboil.warc.tally import Tally
 from warcdeboil.warc.writer import remove_parts
 
 from .apply import ApplyJob, apply_file
+from .madewith import (
+    NO_SELECTION,
+    RunRecord,
+    check_resumable,
+    made_with,
+    selection_key,
+    side_path,
+    wanted,
+)
 from .meter import input_bytes
 from .options import Options, Progress
 from .plan import (
@@ -459,6 +468,7 @@ def apply_profiles(
     cleaned_stores: Sequence[Path] | None = None,
     scores_stores: Sequence[Path] | None = None,
     url_rules: Path | None = None,
+    record: RunRecord | None = None,
 ) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
@@ -479,6 +489,9 @@ def apply_profiles(
     ``written`` (inputs whose output an earlier run wrote, --resume) by
     :func:`warcdeboil.output.relink.relink`, from the links files in ``links_dir`` (a temporary
     directory when None).
+
+    Each output is written with the record of the options it is made with beside it
+    (:mod:`.madewith`): ``record``, else what this call makes it with.
     """
     if options.format is OutputFormat.WARC and links_dir is None:
         links = Path(tempfile.mkdtemp(prefix="warcdeboil-links-"))
@@ -486,7 +499,7 @@ def apply_profiles(
             return apply_profiles(inputs, out_dir, profiles_dir, options, progress,
                                   page_stores=page_stores, spans=spans, links_dir=links,
                                   written=written, verdicts=verdicts, doomed=doomed,
-                                  url_rules=url_rules)
+                                  url_rules=url_rules, record=record)
         finally:
             with held():
                 shutil.rmtree(links, ignore_errors=True)
@@ -502,6 +515,14 @@ def apply_profiles(
                             options.limits)
     out_dir = local_output_dir(out_dir)
     planned = plan_outputs(inputs, out_dir, options.format, options.compress)
+    if record is None:
+        record = made_with(
+            options.format, options.effective_mode, site_key, fitted, options.limits,
+            options.effective_dedup if verdicts is not None else DedupMode.OFF,
+            url_rules is not None and verdicts is not None, options.lm,
+            options.zstd_dictionary, NO_SELECTION if spans is None else selection_key(
+                (plan.rel.as_posix(), chosen) for plan, chosen in zip(planned, spans,
+                                                                         strict=True)))
     check_writable(out_dir)
     jobs = []
     linked = []  # (output name, output, links base) of every output relink looks at
@@ -522,6 +543,7 @@ def apply_profiles(
             cleaned_store=str(cleaned_stores[i]) if cleaned_stores is not None else None,
             scores_store=str(scores_stores[i]) if scores_stores is not None else None,
             url_rules=str(url_rules) if url_rules is not None else None,
+            made_with=record.side_bytes(plan.codec),
         ))
 
     def done(_: Tally) -> None:
@@ -543,6 +565,7 @@ def apply_profiles(
         # Workers that were ended had no chance to remove their partial outputs.
         for job in jobs:
             remove_parts(Path(job.output))
+            remove_parts(side_path(Path(job.output)))
         if isinstance(exc, Interrupted):
             exc.finished = sum(Path(job.output).exists() for job in jobs)
             exc.outputs = len(jobs)
@@ -565,10 +588,13 @@ def clean(
 
     With ``resume``, inputs whose output is already complete are not written again, and a
     finished index and finished profiles in ``work_dir`` are reused when made with these
-    options (the profiles: fitted with the same parameters). Outputs are atomic, so an
-    output under its final name is complete. With ``select`` (an index file and the sites to
-    take from it), only the records the index names are read, each by its byte range; ``inputs``
-    is then the one directory its file names are relative to.
+    options. Outputs are atomic, so an output under its final name is complete; it is kept only
+    when made with the options of this run (recorded beside it, :mod:`.madewith`), else the run
+    is refused (:class:`~warcdeboil.errors.PlanError`) before any record is read.
+
+    With ``select`` (an index file and the sites to take from it), only the records the index
+    names are read, each by its byte range; ``inputs`` is then the one directory its file names
+    are relative to.
     ``report(work_dir)`` is called once the outputs are written, before a temporary work
     directory goes; the run's mode, format and summary are in its ``run.json``.
     """
@@ -583,6 +609,11 @@ def clean(
 
         check_rules_path(options.url_rules, [str(p) for p, _ in found],
                          [str(plan.output) for plan in planned], str(out))
+    record = wanted(options, NO_SELECTION if spans is None else selection_key(
+        (rel.as_posix(), chosen) for (_, rel), chosen in zip(found, spans, strict=True)))
+    if resume:  # an output is kept only when made with what this run would make it with
+        check_resumable((str(plan.output), record.output(plan.codec))
+                        for plan in planned if plan.output.exists())
     check_writable(out)
     paths = [p for p, _ in found]
     span_of = dict(zip(paths, spans, strict=True)) if spans is not None else None
@@ -662,7 +693,7 @@ def clean(
                 spans=[span_of[p] for p, _ in todo] if span_of is not None else None,
                 links_dir=work / "links", written=_not_in(found, todo), verdicts=verdicts,
                 doomed=doomed,
-                url_rules=rules if verdicts is not None else None,
+                url_rules=rules if verdicts is not None else None, record=record,
             )
         _write_json(work / RUN_META, {"mode": Mode(options.effective_mode).value,
                                       "format": OutputFormat(options.format).value,
