@@ -15,6 +15,7 @@ from types import ModuleType
 
 import pytest
 
+from warcdeboil.run.madewith import SIDE_SUFFIX
 from warcdeboil.warc.compression import Codec
 from warcdeboil.warc.writer import WarcWriter, rebuild_record
 
@@ -31,6 +32,14 @@ def load_script(name: str, path: Path) -> ModuleType:
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+def outputs_of(directory: Path, pattern: str = "*") -> list[Path]:
+    """The outputs of a run in ``directory`` whose names match ``pattern`` (``**/*``: also in
+    subdirectories), in name order: its files but the records of their options beside them
+    (``.NAME.options.json``, :mod:`warcdeboil.run.madewith`)."""
+    return sorted(p for p in directory.glob(pattern)
+                  if p.is_file() and not p.name.endswith(SIDE_SUFFIX))
 
 
 def jsonl_pages(directory: Path) -> list[dict]:

@@ -29,7 +29,9 @@ def _jsonl(directory) -> list[dict]:
     import gzip
     import json
 
-    return [json.loads(line) for path in sorted(directory.iterdir())
+    from conftest import outputs_of
+
+    return [json.loads(line) for path in outputs_of(directory)
             for line in gzip.decompress(path.read_bytes()).splitlines()]
 
 

@@ -9,7 +9,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import http_response, synthetic_crawl, warc_record, warcio_check
+from conftest import http_response, outputs_of, synthetic_crawl, warc_record, warcio_check
 from typer.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
@@ -291,7 +291,7 @@ def test_empty_non_warc_and_unreadable_inputs_do_not_stop_the_run(
     assert list(by_name["secret.warc"].problems) == ["cannot open"]
     assert by_name["good.warc"].records == len(RECORDS)
     monkeypatch.undo()
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+    assert [p.name for p in outputs_of(tmp_path / "out")] == [
         "empty.warc", "good.warc", "notes.warc.gz"]
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from conftest import FIXTURES, http_response, shared_file, warc_record
+from conftest import FIXTURES, http_response, outputs_of, shared_file, warc_record
 from isal import isal_zlib
 
 from warcdeboil.page.html import PageLimits
@@ -168,7 +168,7 @@ def test_a_media_record_over_a_gib_goes_through_in_bounded_memory(
     assert rss < 1024, f"peak RSS {rss:.0f} MB"
     if fmt == "jsonl":
         return
-    out = next(tmp_path.iterdir())
+    (out,) = outputs_of(tmp_path)
     records = list(iter_records(out))
     assert records[0].rec_type == "warcinfo"  # the output's own (see Provenance)
     media = records[2]

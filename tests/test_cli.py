@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, synthetic_crawl, warcio_check
+from conftest import FIXTURES, outputs_of, synthetic_crawl, warcio_check
 from typer.testing import CliRunner
 
 from warcdeboil.cli import app
@@ -283,7 +283,7 @@ def test_every_stage_summary_matches_its_outputs(tmp_path: Path) -> None:
         assert done.exit_code == 0, done.output
         applied = json.loads(done.stdout)
         assert (applied["records"], applied["pages"]) == (records, pages)
-        written = sorted(out.iterdir())
+        written = outputs_of(out)
         assert [f["output"] for f in applied["files"]] == [str(p) for p in written]
         if fmt == "jsonl":
             assert sum(_jsonl_lines(p) for p in written) == pages
@@ -318,8 +318,8 @@ def test_a_resumed_run_reports_the_outputs_it_wrote(tmp_path: Path, fmt: str) ->
     command = ["clean", str(crawl), "-o", str(out), "--work-dir", str(work), "-f", fmt,
                "-j", "1", "--json"]
     first = json.loads(runner.invoke(app, command).stdout)
-    assert [f["output"] for f in first["files"]] == [str(p) for p in sorted(out.iterdir())]
-    gone = sorted(out.iterdir())[1]
+    assert [f["output"] for f in first["files"]] == [str(p) for p in outputs_of(out)]
+    gone = outputs_of(out)[1]
     gone.unlink()
     done = runner.invoke(app, [*command, "--resume"])
     assert done.exit_code == 0, done.output

@@ -10,7 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, incomplete_archives, jsonl_pages, shared_file, synthetic_crawl
+from conftest import (
+    FIXTURES,
+    incomplete_archives,
+    jsonl_pages,
+    outputs_of,
+    shared_file,
+    synthetic_crawl,
+)
 
 from warcdeboil.errors import JobError
 from warcdeboil.output.formats import OutputFormat
@@ -27,6 +34,7 @@ FORMATS = [OutputFormat.WARC, OutputFormat.TEXT, OutputFormat.JSONL]
 
 
 def _files(directory: Path) -> dict[str, bytes]:
+    """Every file under ``directory``: the outputs and the records of their options beside them."""
     return {
         p.relative_to(directory).as_posix(): p.read_bytes()
         for p in sorted(directory.rglob("*")) if p.is_file()
@@ -47,7 +55,8 @@ def _both(spark, src: Path, tmp_path: Path, options: Options) -> tuple[Path, Pat
     expected = clean([src], local, options)
     summary = run_spark([str(src)], str(distributed), options, session=spark)
     assert _counts(summary) == _counts(expected)
-    assert summary.outputs == sorted(str(distributed / n) for n in _files(local))
+    assert summary.outputs == sorted(
+        str(distributed / p.relative_to(local)) for p in outputs_of(local, "**/*"))
     return local, distributed
 
 
@@ -80,7 +89,7 @@ def test_every_codec_equals_the_local_run(
 ) -> None:
     local, distributed = _both(spark, codecs_apart, tmp_path, Options(workers=1, format=fmt))
     _assert_same_outputs(local, distributed)
-    assert len(_files(distributed)) == 4
+    assert len(outputs_of(distributed, "**/*")) == 4
 
 
 @pytest.mark.parametrize("fmt", [OutputFormat.WARC, OutputFormat.JSONL], ids=lambda f: f.value)
@@ -94,7 +103,7 @@ def test_inputs_of_one_stem_get_the_local_engines_names(
     (src / "link.warc.gz").symlink_to(src / "sample.warc.gz")
     local, distributed = _both(spark, src, tmp_path, Options(workers=1, format=fmt))
     _assert_same_outputs(local, distributed)
-    assert len(_files(distributed)) == 4
+    assert len(outputs_of(distributed, "**/*")) == 4
 
 
 def test_an_output_directory_holding_an_input_is_refused(spark, tmp_path: Path) -> None:
@@ -129,7 +138,7 @@ def test_eval_archives_equal_the_local_run(
     src.mkdir()
     shutil.copy(shared_file("eval", f"{dataset}.warc.gz"), src)
     local, distributed = _both(spark, src, tmp_path, Options(workers=2, format=fmt))
-    (name,) = _files(local)
+    (name,) = [p.name for p in outputs_of(local)]
     # Record for record (decompressed), then byte for byte.
     assert _records(distributed / name) == _records(local / name)
     assert len(_records(local / name)) > 70
@@ -146,7 +155,9 @@ def test_urls_through_fsspec_read_and_write_like_paths(spark, tmp_path: Path) ->
     _assert_same_outputs(tmp_path / "local", tmp_path / "remote")
     assert summary.outputs == [f"local://{tmp_path / 'remote'}/crawl-0000{i}.warc.gz.warc.wet.zst"
                                for i in range(2)]
-    assert not list((tmp_path / "remote").glob(".*"))  # no temporary part left behind
+    # No temporary part left behind; the records of the options beside the outputs, uploaded.
+    assert sorted(p.name for p in (tmp_path / "remote").glob(".*")) == [
+        f".crawl-0000{i}.warc.gz.warc.wet.zst.options.json" for i in range(2)]
 
 
 def test_a_bad_input_is_one_problem_and_the_run_goes_on(spark, tmp_path: Path,
@@ -290,7 +301,7 @@ def test_resume_skips_the_inputs_whose_output_exists(spark, tmp_path: Path) -> N
     options = Options(format=OutputFormat.JSONL)
     first = run_spark([str(FIXTURES / "crawl")], str(out), options, session=spark)
     written = _files(out)
-    kept, gone = sorted(out.iterdir())
+    kept, gone = outputs_of(out)
     kept_at = kept.stat().st_mtime_ns
     gone.unlink()
     again = run_spark([str(FIXTURES / "crawl")], str(out), options, session=spark, resume=True)

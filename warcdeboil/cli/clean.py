@@ -77,8 +77,9 @@ def clean(
     max_page_depth: MaxPageDepth = 10_000,
     resume: Annotated[
         bool,
-        typer.Option("--resume", help="Skip inputs whose output is complete (both engines); "
-                     "--engine local also reuses a finished index and profiles in --work-dir."),
+        typer.Option("--resume", help="Skip inputs whose output is complete; outputs made "
+                     "with other options stop the run (exit status 2). Both engines; --engine "
+                     "local also reuses a finished index and profiles in --work-dir."),
     ] = False,
     json_summary: JsonSummary = False,
     engine: Annotated[

@@ -167,8 +167,9 @@ def evaluate_command(
         with tempfile.TemporaryDirectory(prefix="warcdeboil-eval-") as out:
             options = build_options(format=OutputFormat.JSONL, mode=mode, workers=workers,
                                max_iou=0.95, min_occurrence=1)
-            run_clean(inputs, out, options)
-            report = evaluate(load_predictions(sorted(Path(out).rglob("*.jsonl*"))), reference)
+            summary = run_clean(inputs, out, options)
+            written = sorted(Path(t.output) for t in summary.apply_files if t.output)
+            report = evaluate(load_predictions(written), reference)
     except Exception as exc:
         fail(exc, verbose)
         return

@@ -48,6 +48,7 @@ from warcdeboil.warc.tally import Tally
 from warcdeboil.warc.writer import AtomicFile
 from warcdeboil.warc.zstdio import train_dictionary
 
+from .madewith import side_path
 from .meter import Meter, Report, input_bytes
 from .scan import no_records, read_page, record_problem, unaddressable_counted
 
@@ -99,6 +100,7 @@ class ApplyJob:
     # cleaned them (lm.stage): written from there, not cleaned again
     scores_store: str | None = None  # their perplexities as that stage scored them (buckets)
     url_rules: str | None = None  # rules learned in the run: JSONL says each url_canonical
+    made_with: bytes | None = None  # the record of its options, written beside it (.madewith)
 
     @property
     def structure(self) -> bool:
@@ -148,7 +150,9 @@ def _apply(
         lookup = store.get
     source, in_codec = open_archive(job.path, random_access=job.spans is not None)
     try:
-        with AtomicFile(Path(job.output)) as out:
+        output = Path(job.output)
+        beside = (side_path(output), job.made_with) if job.made_with is not None else None
+        with AtomicFile(output, beside) as out:
             sink = _make_sink(job, out, in_codec, source)
             if scorer is not None:
                 stored = None

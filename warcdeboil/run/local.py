@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,6 +42,15 @@ from warcdeboil.warc.tally import Tally
 from warcdeboil.warc.writer import remove_parts
 
 from .apply import ApplyJob, apply_file
+from .madewith import (
+    NO_SELECTION,
+    RunRecord,
+    check_resumable,
+    made_with,
+    selection_key,
+    side_path,
+    wanted,
+)
 from .meter import input_bytes
 from .options import Options, Progress
 from .plan import (
@@ -425,6 +434,17 @@ def _decide(job: tuple[str, int, list[SignJob]],
     return decide(Path(job[0]), job[1]).to_dict()
 
 
+def _fitted_alike(profiles_dir: Path, options: Options) -> bool:
+    """Whether ``profiles_dir`` holds finished profiles fitted with the parameters of
+    ``options`` (a resumed run with other ones fits again)."""
+    try:
+        meta = json.loads((profiles_dir / PROFILES_META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(meta, dict) and all(f.name in meta for f in fields(FitParams))
+            and _fitted_with(meta, options.fit) == options.fit)
+
+
 def _fitted_with(meta: dict[str, Any], default: FitParams) -> FitParams:
     """The parameters profiles were fitted with, as their directory's meta says."""
     return FitParams(
@@ -452,6 +472,7 @@ def apply_profiles(
     cleaned_stores: Sequence[StrPath] | None = None,
     scores_stores: Sequence[StrPath] | None = None,
     url_rules: StrPath | None = None,
+    record: RunRecord | None = None,
 ) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
@@ -474,7 +495,8 @@ def apply_profiles(
     directory when None).
 
     ``inputs`` are (file, name relative to the output directory) pairs, as
-    :func:`discover_inputs` gives them.
+    :func:`discover_inputs` gives them. Each output is written with the record of the options
+    it is made with beside it (:mod:`.madewith`): ``record``, else what this call makes it with.
     """
     found = [(Path(path), Path(rel)) for path, rel in inputs]
     done_before = [(Path(path), Path(rel)) for path, rel in written]
@@ -486,7 +508,7 @@ def apply_profiles(
             return apply_profiles(found, out_dir, profiles_dir, options, progress,
                                   page_stores=page_stores, spans=spans, links_dir=links,
                                   written=done_before, verdicts=verdicts, doomed=doomed,
-                                  url_rules=url_rules)
+                                  url_rules=url_rules, record=record)
         finally:
             with held():
                 shutil.rmtree(links, ignore_errors=True)
@@ -502,6 +524,14 @@ def apply_profiles(
                             options.limits)
     out_dir = local_output_dir(out_dir)
     planned = plan_outputs(found, out_dir, options.format, options.compress)
+    if record is None:
+        record = made_with(
+            options.format, options.effective_mode, site_key, fitted, options.limits,
+            options.effective_dedup if verdicts is not None else DedupMode.OFF,
+            url_rules is not None and verdicts is not None, options.lm,
+            options.zstd_dictionary, NO_SELECTION if spans is None else selection_key(
+                (plan.rel.as_posix(), chosen) for plan, chosen in zip(planned, spans,
+                                                                         strict=True)))
     check_writable(out_dir)
     jobs = []
     linked = []  # (output name, output, links base) of every output relink looks at
@@ -523,6 +553,7 @@ def apply_profiles(
             cleaned_store=str(cleaned_stores[i]) if cleaned_stores is not None else None,
             scores_store=str(scores_stores[i]) if scores_stores is not None else None,
             url_rules=str(url_rules) if url_rules is not None else None,
+            made_with=record.side_bytes(plan.codec),
         ))
 
     def done(_: Tally) -> None:
@@ -544,6 +575,7 @@ def apply_profiles(
         # Workers that were ended had no chance to remove their partial outputs.
         for job in jobs:
             remove_parts(Path(job.output))
+            remove_parts(side_path(Path(job.output)))
         if isinstance(exc, Interrupted):
             exc.finished = sum(Path(job.output).exists() for job in jobs)
             exc.outputs = len(jobs)
@@ -572,10 +604,14 @@ def clean(
     ``clean``'s have for the same options.
 
     With ``resume``, inputs whose output is already complete are not written again, and a
-    finished index and finished profiles in ``work_dir`` are reused. Outputs are atomic, so an
-    output under its final name is complete. With ``select`` (an index file and the sites to
-    take from it), only the records the index names are read, each by its byte range; ``inputs``
-    is then the one directory its file names are relative to.
+    finished index and finished profiles in ``work_dir`` are reused when made with these
+    options. Outputs are atomic, so an output under its final name is complete; it is kept only
+    when made with the options of this run (recorded beside it, :mod:`.madewith`), else the run
+    is refused (:class:`~warcdeboil.errors.PlanError`) before any record is read.
+
+    With ``select`` (an index file and the sites to take from it), only the records the index
+    names are read, each by its byte range; ``inputs`` is then the one directory its file names
+    are relative to.
     ``report(work_dir)`` is called once the outputs are written, before a temporary work
     directory goes; the run's mode, format and summary are in its ``run.json``.
     """
@@ -590,6 +626,11 @@ def clean(
 
         check_rules_path(options.url_rules, [str(p) for p, _ in found],
                          [str(plan.output) for plan in planned], str(out))
+    record = wanted(options, NO_SELECTION if spans is None else selection_key(
+        (rel.as_posix(), chosen) for (_, rel), chosen in zip(found, spans, strict=True)))
+    if resume:  # an output is kept only when made with what this run would make it with
+        check_resumable((str(plan.output), record.output(plan.codec))
+                        for plan in planned if plan.output.exists())
     check_writable(out)
     paths = [p for p, _ in found]
     span_of = dict(zip(paths, spans, strict=True)) if spans is not None else None
@@ -618,7 +659,7 @@ def clean(
             summary.scan_files = index_tallies(work)
         else:
             summary.scan_files = build_index(paths, work, options, progress, spans=spans)
-        if given is None and reuse and (profiles / PROFILES_META).exists():
+        if given is None and reuse and _fitted_alike(profiles, options):
             log.info("%s: reusing the finished profiles", profiles)
             summary.fit = profile_stats(profiles)
         elif given is None:  # else fitted already, and used as they are
@@ -673,6 +714,9 @@ def clean(
                 links_dir=work / "links", written=_not_in(found, todo), verdicts=verdicts,
                 doomed=doomed,
                 url_rules=rules if verdicts is not None else None,
+                # given profiles were fitted with their own parameters: apply_profiles reads
+                # them from the profiles, as `apply` without the stages does
+                record=record if given is None else None,
             )
         _write_json(work / RUN_META, {"mode": Mode(options.effective_mode).value,
                                       "format": OutputFormat(options.format).value,

@@ -43,6 +43,7 @@ __all__ = [
     "join",
     "local_path",
     "open_remote",
+    "remove",
     "under",
     "upload",
 ]
@@ -135,6 +136,21 @@ def exists(location: str) -> bool:
         return os.path.exists(local_path(location))
     fs, path = filesystem(location)
     return bool(fs.exists(path))
+
+
+def remove(location: str) -> None:
+    """Remove the file at ``location`` (a path or a URL), when there is one."""
+    if not is_remote(location):
+        Path(local_path(location)).unlink(missing_ok=True)
+        return
+    fs, path = filesystem(location)
+    try:
+        if fs.exists(path):
+            fs.rm_file(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise InputError(f"{location}: cannot remove ({exc.strerror or exc})") from exc
 
 
 def upload(local: Path, location: str) -> None:

@@ -161,17 +161,28 @@ class WarcWriter:
 
 
 class AtomicFile:
-    """A file that appears under ``path`` only when closed without an error."""
+    """A file that appears under ``path`` only when closed without an error.
 
-    def __init__(self, path: Path) -> None:
+    ``beside`` (a path and its bytes): a small file that says what ``path`` holds (an output's
+    record of the options it was made with), renamed into place with it, in the order that
+    never pairs one with the other's predecessor. A new ``path`` gets its file beside it first:
+    a process killed between the two renames leaves that file with nothing to speak of. A
+    ``path`` written over loses the old file beside it first: killed between the two renames,
+    it is left with none, which a reader takes for "unknown", never for the old one's word.
+    """
+
+    def __init__(self, path: Path, beside: tuple[Path, bytes] | None = None) -> None:
         self.path = path
         self.tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+        self.beside = beside
         self._fh: BinaryIO | None = None
 
     def __enter__(self) -> BinaryIO:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Parts left by a run that was killed (no chance to clean up) go before we write anew.
         remove_parts(self.path)
+        if self.beside is not None:
+            remove_parts(self.beside[0])
         self._fh = open(self.tmp, "wb")  # noqa: SIM115 - closed in __exit__
         return self._fh
 
@@ -182,12 +193,26 @@ class AtomicFile:
         tb: TracebackType | None,
     ) -> None:
         assert self._fh is not None
+        beside_tmp = None
         try:
             self._fh.close()  # flushes: a full disk can fail here too
-            if exc_type is None:
+            if exc_type is None and self.beside is None:
                 os.replace(self.tmp, self.path)
+            elif exc_type is None and self.beside is not None:
+                side, data = self.beside
+                beside_tmp = side.with_name(f".{side.name}.{os.getpid()}.part")
+                beside_tmp.write_bytes(data)
+                if self.path.exists():  # written over: the old record goes first
+                    side.unlink(missing_ok=True)
+                    os.replace(self.tmp, self.path)
+                    os.replace(beside_tmp, side)
+                else:  # a new file: its record first
+                    os.replace(beside_tmp, side)
+                    os.replace(self.tmp, self.path)
         except BaseException:
             self.tmp.unlink(missing_ok=True)
+            if beside_tmp is not None:
+                beside_tmp.unlink(missing_ok=True)
             raise
         if exc_type is not None:
             self.tmp.unlink(missing_ok=True)
