@@ -59,8 +59,8 @@ def test_apply_writes_what_clean_writes_with_the_same_profiles(
     done = runner.invoke(app, ["apply", str(crawl), "-o", str(tmp_path / "apply"), "--profiles",
                                str(tmp_path / "work" / "profiles"), *options, "--json"])
     assert done.exit_code == 0, done.output
-    cleaned = {p.name: p.read_bytes() for p in (tmp_path / "clean").iterdir()}
-    assert {p.name: p.read_bytes() for p in (tmp_path / "apply").iterdir()} == cleaned
+    cleaned = {p.name: p.read_bytes() for p in outputs_of(tmp_path / "clean")}
+    assert {p.name: p.read_bytes() for p in outputs_of(tmp_path / "apply")} == cleaned
     summary = json.loads(done.stdout)
     if fmt in ("jsonl", "markdown"):
         lines = [json.loads(line) for data in cleaned.values()
@@ -355,7 +355,7 @@ def test_problems_are_counted_alike_whatever_the_format(tmp_path: Path) -> None:
     for key in ("records", "skipped", "problems"):
         assert summaries["warc"][key] == summaries["jsonl"][key], key
     assert sum(summaries["warc"]["problems"].values()) == 7
-    cut = [line for path in sorted((tmp_path / "jsonl").iterdir())
+    cut = [line for path in outputs_of(tmp_path / "jsonl")
            for line in map(json.loads, gzip.decompress(path.read_bytes()).splitlines())
            if line["truncated"]]
     assert len(cut) == 2  # chatnoir's clipped.warc.gz and warcio's example-space-in-url.arc

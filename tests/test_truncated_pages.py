@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, incomplete_archives, site_pages
+from conftest import SHARED, incomplete_archives, outputs_of, site_pages
 
 from warcdeboil.dedup.verdicts import DedupMode
 from warcdeboil.output.formats import OutputFormat
@@ -23,12 +23,12 @@ PROBLEMS = {"overshoot.warc": CUT, "clipped.warc.gz": CUT, "marked.warc": None}
 
 
 def _lines(out: Path) -> list[dict]:
-    return [json.loads(line) for path in sorted(out.rglob("*.jsonl*"))
+    return [json.loads(line) for path in outputs_of(out, "**/*.jsonl*")
             for line in gzip.decompress(path.read_bytes()).splitlines()]
 
 
 def _conversions(out: Path) -> list:
-    return [r for path in sorted(out.rglob("*.wet*")) for r in iter_records(path)
+    return [r for path in outputs_of(out, "**/*.wet*") for r in iter_records(path)
             if r.rec_type == "conversion"]
 
 
@@ -78,8 +78,8 @@ def test_page_store_and_records_read_again_give_the_same_lines(
     clean([src.parent], tmp_path / "clean", options, work_dir=tmp_path / "work")
     apply_profiles(discover_inputs([src.parent]), tmp_path / "apply",
                    tmp_path / "work" / "profiles", options)
-    clean_files = {p.name: p.read_bytes() for p in (tmp_path / "clean").iterdir()}
-    applied = {p.name: p.read_bytes() for p in (tmp_path / "apply").iterdir()}
+    clean_files = {p.name: p.read_bytes() for p in outputs_of(tmp_path / "clean")}
+    applied = {p.name: p.read_bytes() for p in outputs_of(tmp_path / "apply")}
     assert applied == clean_files
     (written,) = applied.values()
     if written.startswith(b"\x1f\x8b"):
