@@ -10,7 +10,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, shared_file, synthetic_crawl
+from conftest import (
+    FIXTURES,
+    declare_length,
+    pack,
+    pages_crawl,
+    pywb_bad_arc,
+    shared_file,
+    synthetic_crawl,
+)
 
 from warcdeboil.errors import JobError
 from warcdeboil.output.formats import OutputFormat
@@ -20,6 +28,7 @@ from warcdeboil.run.summary import RunSummary
 from warcdeboil.spark import entrypoint, run_spark
 from warcdeboil.warc.compression import Codec
 from warcdeboil.warc.reader import iter_records
+from warcdeboil.warc.writer import serialise
 
 pytestmark = pytest.mark.spark
 
@@ -264,6 +273,35 @@ def test_messy_archives_are_summed_up_as_by_the_local_engine(spark, tmp_path: Pa
     local, distributed = _both(spark, shared_file("warcs"), tmp_path,
                                Options(workers=1, format=OutputFormat.JSONL))
     _assert_same_outputs(local, distributed)
+
+
+def test_lengths_that_lie_and_cut_members_are_summed_up_as_by_the_local_engine(
+    spark, tmp_path: Path
+) -> None:
+    """Issue 38's faults of the archive layer: a plain file with an overlong Content-Length, a
+    whole-file gzip, a .warc.gz missing its last byte and pywb's bad.arc. The Spark engine
+    reads and counts them as the local engine does."""
+    records = [serialise("WARC/1.0", headers, block) for headers, block in pages_crawl()]
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "liar.warc").write_bytes(pack(
+        [*records[:2], declare_length(records[2], 99_999_999), *records[3:]], "plain"))
+    (src / "whole.warc.gz").write_bytes(pack(records, "one-member"))
+    (src / "cut.warc.gz").write_bytes(pack(records, "gzip")[:-1])
+    (src / "bad.arc").write_bytes(pywb_bad_arc())
+    options = Options(workers=1, format=OutputFormat.JSONL)
+    expected = clean([src], tmp_path / "local", options)
+    summary = run_spark([str(src)], str(tmp_path / "spark"), options, session=spark)
+    assert _counts(summary) == _counts(expected)
+    _assert_same_outputs(tmp_path / "local", tmp_path / "spark")
+    assert summary.problems == {
+        "Content-Length runs past the end of the record": 1,
+        "records share gzip members or zstd frames, so random access is impossible: "
+        "`warcdeboil recompress` rewrites the file one member per record": 1,
+        "gzip member is truncated": 1,
+        "ARC header with an invalid length": 3,
+        "ARC header with a date that is not 14 digits": 2,
+    }
 
 
 def test_resume_skips_the_inputs_whose_output_exists(spark, tmp_path: Path) -> None:

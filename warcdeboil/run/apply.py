@@ -46,7 +46,7 @@ from warcdeboil.warc.writer import AtomicFile
 from warcdeboil.warc.zstdio import train_dictionary
 
 from .meter import Meter, Report, input_bytes
-from .scan import no_records, record_problem, unaddressable_counted
+from .scan import no_records, record_problem, record_repairs, unaddressable_counted
 
 if TYPE_CHECKING:
     # Imported where used: a template-mode run (WARC output, no --lm, no URL rules) needs none.
@@ -225,6 +225,7 @@ def _apply_records(
             sink.begin(record)
         if meter is not None:
             meter.record(record.offset, record.length)
+        record_repairs(tally, job.path, record, job.fail_fast, seen=seen)
         if record.error is not None:
             record_problem(tally, job.path, record, record.error, job.fail_fast, seen=seen)
             if record.headers:
