@@ -334,6 +334,34 @@ def test_a_malformed_arc_header_skips_to_the_next_header_line(tmp_path: Path) ->
     assert (read[2].target_uri, read[2].block) == ("http://arc.example/after", ARC_PAGE)
 
 
+# -- responses that are not HTTP ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("codec", list(Codec))
+def test_a_response_whose_head_is_not_http_is_counted_and_carried(
+    tmp_path: Path, codec: Codec, write_archive
+) -> None:
+    page = http_response(b"<html><body><p>A page.</p></body></html>")
+    records = [
+        warc_record("response", "http://h.example/a", page),
+        warc_record("response", "http://h.example/b", page.replace(b"HTTP/1.1", b"HTTPX/1.1")),
+        warc_record("response", "https://h.example/c", page.replace(b" 200 OK", b" OK")),
+        warc_record("response", "dns:h.example", b"20240501120000\nh.example. 60 IN A 1.2.3.4\n",
+                    content_type="text/dns"),
+        warc_record("response", "http://h.example/empty", b""),
+        warc_record("response", "http://h.example/d", b"HTTP/1.1 200 OK\r\nServer: x\r\n"),
+    ]
+    (tmp_path / "in").mkdir()
+    src = write_archive(tmp_path / "in" / f"h.warc{codec.suffix}", records, codec)
+    result = run_clean(src, tmp_path / "out", format=OutputFormat.JSONL)
+    assert (result["records"], result["pages"], result["carried"]) == (6, 1, 5)
+    assert result["problems"] == {"HTTP response with a malformed status line": 2,
+                                  "HTTP response head without an end": 1}
+    run_clean(src, tmp_path / "warc")
+    _, *written = iter_records(tmp_path / "warc" / src.name)
+    assert [r.to_bytes() for r in written[1:]] == [r.to_bytes() for r in iter_records(src)][1:]
+
+
 # -- a gzip member or zstd frame cut after its record --------------------------------------------
 
 

@@ -79,3 +79,6 @@ def test_known_damage_is_reported_by_reason(cleaned) -> None:
         "records share gzip members or zstd frames, so random access is impossible: "
         "`warcdeboil recompress` rewrites the file one member per record": 1,
     }
+    # Its second response's status line is HTTPX/1.1 200 OK: carried, and said.
+    extra = files["webrecorder__pywb__example-extra.warc"]
+    assert extra.problems == {"HTTP response with a malformed status line": 1}

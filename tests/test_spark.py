@@ -13,11 +13,13 @@ import pytest
 from conftest import (
     FIXTURES,
     declare_length,
+    http_response,
     pack,
     pages_crawl,
     pywb_bad_arc,
     shared_file,
     synthetic_crawl,
+    warc_record,
 )
 
 from warcdeboil.errors import JobError
@@ -279,8 +281,8 @@ def test_lengths_that_lie_and_cut_members_are_summed_up_as_by_the_local_engine(
     spark, tmp_path: Path
 ) -> None:
     """Issue 38's faults of the archive layer: a plain file with an overlong Content-Length, a
-    whole-file gzip, a .warc.gz missing its last byte and pywb's bad.arc. The Spark engine
-    reads and counts them as the local engine does."""
+    whole-file gzip, a .warc.gz missing its last byte, pywb's bad.arc and a response that is
+    not HTTP. The Spark engine reads and counts them as the local engine does."""
     records = [serialise("WARC/1.0", headers, block) for headers, block in pages_crawl()]
     src = tmp_path / "in"
     src.mkdir()
@@ -289,6 +291,9 @@ def test_lengths_that_lie_and_cut_members_are_summed_up_as_by_the_local_engine(
     (src / "whole.warc.gz").write_bytes(pack(records, "one-member"))
     (src / "cut.warc.gz").write_bytes(pack(records, "gzip")[:-1])
     (src / "bad.arc").write_bytes(pywb_bad_arc())
+    httpx = warc_record("response", "http://h.example/", http_response(b"<p>x</p>").replace(
+        b"HTTP/1.1", b"HTTPX/1.1"))
+    (src / "httpx.warc").write_bytes(pack([records[1], serialise("WARC/1.0", *httpx)], "plain"))
     options = Options(workers=1, format=OutputFormat.JSONL)
     expected = clean([src], tmp_path / "local", options)
     summary = run_spark([str(src)], str(tmp_path / "spark"), options, session=spark)
@@ -301,6 +306,7 @@ def test_lengths_that_lie_and_cut_members_are_summed_up_as_by_the_local_engine(
         "gzip member is truncated": 1,
         "ARC header with an invalid length": 3,
         "ARC header with a date that is not 14 digits": 2,
+        "HTTP response with a malformed status line": 1,
     }
 
 
