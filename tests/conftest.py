@@ -229,6 +229,69 @@ def synthetic_crawl() -> list[tuple[list[tuple[str, str]], bytes]]:
     return records
 
 
+# -- archives with faults of the real web, made here ----------------------------------------
+
+# How records are packed into a file: plain, one gzip member or zstd frame each, or one gzip
+# member for them all (a whole-file gzip stream); and the file name's suffix for each.
+PACKINGS = {"plain": ".warc", "gzip": ".warc.gz", "zstd": ".warc.zst", "one-member": ".warc.gz"}
+
+
+def pack(records: list[bytes], packing: str) -> bytes:
+    """Serialised records (or ARC records) packed as :data:`PACKINGS` says."""
+    import zlib
+
+    import zstandard
+
+    def member(data: bytes) -> bytes:
+        deflater = zlib.compressobj(6, zlib.DEFLATED, 31)
+        return deflater.compress(data) + deflater.flush()
+
+    if packing == "plain":
+        return b"".join(records)
+    if packing == "one-member":
+        return member(b"".join(records))
+    if packing == "gzip":
+        return b"".join(member(r) for r in records)
+    assert packing == "zstd"
+    compressor = zstandard.ZstdCompressor(write_checksum=True)
+    return b"".join(compressor.compress(r) for r in records)
+
+
+def declare_length(record: bytes, length: int | str) -> bytes:
+    """A serialised WARC record whose Content-Length says ``length`` (its block unchanged)."""
+    head, _, rest = record.partition(b"Content-Length: ")
+    _, _, tail = rest.partition(b"\r\n")
+    return head + b"Content-Length: " + str(length).encode() + b"\r\n" + tail
+
+
+def pages_crawl(count: int = 5) -> list[tuple[list[tuple[str, str]], bytes]]:
+    """A warcinfo record, then ``count`` HTML pages of one site."""
+    records = [warc_record("warcinfo", "", b"software: tests\r\n",
+                           content_type="application/warc-fields")]
+    for url, html in site_pages("pages.example", count):
+        records.append(warc_record("response", url, http_response(html.encode())))
+    return records
+
+
+def pywb_bad_arc() -> bytes:
+    """An ARC file like pywb's ``bad.arc``: its file header and two records declare a length of
+    ``-1`` or ``abc``, and the records a date of 18 digits."""
+    return (
+        b"filedesc://bad.arc.gz 127.0.0.1 20140301000000 text/plain -1\n"
+        b"1 0 Bad Capture\nURL IP-address Archive-date Content-type Archive-length\n\n"
+        b"http://example.com/ 93.184.216.119 201404010000000000 text/html -1\n\n"
+        b"http://example.com/ 93.184.216.119 201404010000000000 text/html abc\n"
+    )
+
+
+def arc_record(url: str, block: bytes, length: int | str | None = None,
+               date: str = "20140216050221") -> bytes:
+    """One ARC (v1) record: its header line (declaring ``length``, the block's by default),
+    its block and the newline after it."""
+    declared = len(block) if length is None else length
+    return f"{url} 93.184.216.119 {date} text/html {declared}\n".encode() + block + b"\n"
+
+
 @pytest.fixture(scope="session")
 def dragnet_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A work directory of dragnet indexed for JSONL (structure marks: either mode) and fitted,

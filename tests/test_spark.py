@@ -12,11 +12,17 @@ from pathlib import Path
 import pytest
 from conftest import (
     FIXTURES,
+    declare_length,
+    http_response,
     incomplete_archives,
     jsonl_pages,
     outputs_of,
+    pack,
+    pages_crawl,
+    pywb_bad_arc,
     shared_file,
     synthetic_crawl,
+    warc_record,
 )
 
 from warcdeboil.errors import JobError
@@ -27,6 +33,7 @@ from warcdeboil.run.summary import RunSummary
 from warcdeboil.spark import entrypoint, run_spark
 from warcdeboil.warc.compression import Codec
 from warcdeboil.warc.reader import iter_records
+from warcdeboil.warc.writer import serialise
 
 pytestmark = pytest.mark.spark
 
@@ -294,6 +301,39 @@ def test_pages_of_incomplete_records_are_written_as_by_the_local_engine(
                   if line["truncated"]]
     assert sorted(marked) == sorted((url, "length" if fmt is OutputFormat.TEXT else True)
                                     for url in urls.values())
+
+
+def test_lengths_that_lie_and_cut_members_are_summed_up_as_by_the_local_engine(
+    spark, tmp_path: Path
+) -> None:
+    """Issue 38's faults of the archive layer: a plain file with an overlong Content-Length, a
+    whole-file gzip, a .warc.gz missing its last byte, pywb's bad.arc and a response that is
+    not HTTP. The Spark engine reads and counts them as the local engine does."""
+    records = [serialise("WARC/1.0", headers, block) for headers, block in pages_crawl()]
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "liar.warc").write_bytes(pack(
+        [*records[:2], declare_length(records[2], 99_999_999), *records[3:]], "plain"))
+    (src / "whole.warc.gz").write_bytes(pack(records, "one-member"))
+    (src / "cut.warc.gz").write_bytes(pack(records, "gzip")[:-1])
+    (src / "bad.arc").write_bytes(pywb_bad_arc())
+    httpx = warc_record("response", "http://h.example/", http_response(b"<p>x</p>").replace(
+        b"HTTP/1.1", b"HTTPX/1.1"))
+    (src / "httpx.warc").write_bytes(pack([records[1], serialise("WARC/1.0", *httpx)], "plain"))
+    options = Options(workers=1, format=OutputFormat.JSONL)
+    expected = clean([src], tmp_path / "local", options)
+    summary = run_spark([str(src)], str(tmp_path / "spark"), options, session=spark)
+    assert _counts(summary) == _counts(expected)
+    _assert_same_outputs(tmp_path / "local", tmp_path / "spark")
+    assert summary.problems == {
+        "Content-Length runs past the end of the record": 1,
+        "records share gzip members or zstd frames, so random access is impossible: "
+        "`warcdeboil recompress` rewrites the file one member per record": 1,
+        "gzip member is truncated": 1,
+        "ARC header with an invalid length": 3,
+        "ARC header with a date that is not 14 digits": 2,
+        "HTTP response with a malformed status line": 1,
+    }
 
 
 def test_resume_skips_the_inputs_whose_output_exists(spark, tmp_path: Path) -> None:

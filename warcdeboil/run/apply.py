@@ -50,7 +50,7 @@ from warcdeboil.warc.zstdio import train_dictionary
 
 from .madewith import side_path
 from .meter import Meter, Report, input_bytes
-from .scan import no_records, read_page, record_problem, unaddressable_counted
+from .scan import no_records, read_page, record_problem, record_repairs, unaddressable_counted
 
 if TYPE_CHECKING:
     # Imported where used: a template-mode run (WARC output, no --lm, no URL rules) needs none.
@@ -232,6 +232,7 @@ def _apply_records(
             sink.begin(record)
         if meter is not None:
             meter.record(record.offset, record.length)
+        record_repairs(tally, job.path, record, job.fail_fast, seen=seen)
         if record.error is not None:
             record_problem(tally, job.path, record, record.error, job.fail_fast, seen=seen)
             if not record.headers:

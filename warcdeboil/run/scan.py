@@ -114,9 +114,10 @@ def read_page(
 def unaddressable_counted(
     records: Iterator[WarcRecord], path: str, tally: Tally, *, seen: bool = False
 ) -> Iterator[WarcRecord]:
-    """The records, with those that cannot be read by offset counted in ``tally`` as one problem
-    once the reading ends (however it ends): not a failure, as every record was read, but the file
-    is not standard, so it is said (unless ``seen``: pass 1 said it of the same records)."""
+    """The records, with a file whose records cannot all be read by offset counted in ``tally``
+    as one problem once the reading ends (however it ends): not a failure, as every record was
+    read, but the file is not standard, so it is said once, with how many records (unless
+    ``seen``: pass 1 said it of the same records)."""
     unaddressable = 0
     try:
         for record in records:
@@ -125,9 +126,18 @@ def unaddressable_counted(
             yield record
     finally:
         if unaddressable:
-            tally.problems[UNADDRESSABLE] += unaddressable
+            tally.problems[UNADDRESSABLE] += 1
             if not seen:
                 log.warning("%s: %d records: %s", path, unaddressable, UNADDRESSABLE)
+
+
+def record_repairs(
+    tally: Tally, path: str, record: WarcRecord, fail: bool, *, seen: bool = False
+) -> None:
+    """Count what was mended while ``record`` was read (an ARC date, a gzip member cut after the
+    record): problems of the input, though the record itself is read whole and used."""
+    for reason in record.repairs:
+        record_problem(tally, path, record, reason, fail, seen=seen)
 
 
 def scan_pages(
@@ -147,6 +157,7 @@ def scan_pages(
             tally.records += 1
             if meter is not None:
                 meter.record(record.offset, record.length)
+            record_repairs(tally, spec.path, record, spec.fail_fast)
             if record.error is not None:
                 record_problem(tally, spec.path, record, record.error, spec.fail_fast)
                 if not record.headers:

@@ -97,6 +97,9 @@ def recompress_file(source: Path, target: Path, codec: Codec = Codec.GZIP) -> Ta
             writer = WarcWriter(out, codec)
             for record in iter_records(source):
                 tally.records += 1
+                for reason in record.repairs:  # mended while reading: counted, record kept
+                    tally.problem(reason)
+                    log.warning("%s@%d: %s", source, record.offset, reason)
                 if record.error is not None:
                     tally.problem(record.error)
                     log.warning("%s@%d: %s", source, record.offset, record.error)
