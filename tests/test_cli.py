@@ -78,7 +78,8 @@ def test_apply_refuses_a_dedup_mode_its_format_has_no_use_for(tmp_path: Path) ->
                                  "--profiles", str(tmp_path / "p"), "-f", "warc", "--dedup",
                                  "mark"])
     assert result.exit_code == 2
-    assert "--dedup" in result.output and "mark does not apply to --format warc" in result.output
+    said = " ".join(result.output.replace("│", " ").split())  # as rich wrapped it in its box
+    assert "--dedup" in said and "mark does not apply to --format warc" in said
 
 
 def test_missing_input_is_one_line_on_stderr(tmp_path: Path) -> None:
@@ -354,7 +355,15 @@ def test_problems_are_counted_alike_whatever_the_format(tmp_path: Path) -> None:
         summaries[fmt] = json.loads(done.stdout)
     for key in ("records", "skipped", "problems"):
         assert summaries["warc"][key] == summaries["jsonl"][key], key
-    assert sum(summaries["warc"]["problems"].values()) == 7
+    assert summaries["warc"]["problems"] == {
+        "ARC header with an invalid date": 1,  # aut's badexample.arc.gz: "null"
+        "ARC length runs past the end of the record": 2,  # badexample's lengths that lie
+        "ARC record is truncated": 2,  # badexample's last, warcio's example-space-in-url.arc
+        "HTTP response with a malformed status line": 1,  # pywb's example-extra.warc
+        "gzip member is truncated: record is truncated": 1,  # chatnoir's clipped.warc.gz
+        "records share gzip members or zstd frames, so random access is impossible: "
+        "`warcdeboil recompress` rewrites the file one member per record": 1,  # badexample
+    }
     cut = [line for path in outputs_of(tmp_path / "jsonl")
            for line in map(json.loads, gzip.decompress(path.read_bytes()).splitlines())
            if line["truncated"]]
