@@ -317,6 +317,17 @@ def test_resume_after_a_kill_between_an_output_and_its_links_file(
     assert {p.name: p.read_bytes() for p in out.iterdir()} == expected
 
 
+def _write_as_is(path: Path, records: list) -> Path:
+    """Records written gzip per record with their header fields exactly as given (the writer
+    would make their URIs valid)."""
+    with open(path, "wb") as fh:
+        for headers, block in records:
+            head = "\r\n".join(["WARC/1.0", *(f"{k}: {v}" for k, v in headers)]) + "\r\n\r\n"
+            fh.write(gzip.compress(head.encode("utf-8", "surrogateescape") + block
+                                   + b"\r\n\r\n", mtime=0))
+    return path
+
+
 def test_a_uri_that_is_not_utf8_is_relinked(tmp_path: Path, write_archive) -> None:
     """A URI holding a byte that is not UTF-8 (kept as read) finds its original all the same."""
     news = _responses("news.example", 3)
@@ -326,12 +337,14 @@ def test_a_uri_that_is_not_utf8_is_relinked(tmp_path: Path, write_archive) -> No
     inputs = tmp_path / "in"
     inputs.mkdir()
     # Found by WARC-Refers-To-Target-URI (the odd one) and the digest.
-    write_archive(inputs / "a.warc.gz", [_revisit(news[2], "http://mirror.example/copy",
-                                                   refers=False)], Codec.GZIP)
-    write_archive(inputs / "b.warc.gz", news, Codec.GZIP)
+    _write_as_is(inputs / "a.warc.gz", [_revisit(news[2], "http://mirror.example/copy",
+                                                 refers=False)])
+    _write_as_is(inputs / "b.warc.gz", news)
     clean([inputs], tmp_path / "out", Options(workers=1))
     revisit = list(iter_records(tmp_path / "out" / "a.warc.gz"))[1]
-    page = next(r for r in iter_records(tmp_path / "out" / "b.warc.gz") if r.target_uri == odd)
+    page = next(r for r in iter_records(tmp_path / "out" / "b.warc.gz")
+                if r.get("WARC-Source-Target-URI") == odd)
+    assert page.target_uri == "http://news.example/caf%E9"  # the byte, percent-encoded
     assert page.get(SOURCE_FIELD) == dict(news[2][0])["WARC-Record-ID"]
     assert revisit.get("WARC-Refers-To") == page.record_id
     assert revisit.get("WARC-Payload-Digest") == page.get("WARC-Payload-Digest")
@@ -528,3 +541,35 @@ def test_jsonl_is_unchanged_by_provenance(revisited: Path, tmp_path: Path) -> No
     assert len(rows) == 7
     for row in rows:
         assert source[row["record_id"]].offset == row["offset"]
+
+
+def test_uris_a_record_is_written_with_are_valid(tmp_path: Path, write_archive) -> None:
+    """Records warcdeboil writes (cleaned pages, WET records, ARC records made WARC) carry a
+    percent-encoded WARC-Target-URI, the original beside it in WARC-Source-Target-URI;
+    warcio check does not have to repair them; records copied unchanged keep their bytes."""
+    spaced = "http://news.example/a page?q=caf\u00e9 & more"
+    encoded = "http://news.example/a%20page?q=caf%C3%A9%20&%20more"
+    news = _responses("news.example", 3)
+    headers, block = news[1]
+    news[1] = [(k, spaced if k == "WARC-Target-URI" else v) for k, v in headers], block
+    image = warc_record("resource", "http://news.example/a picture.png", b"\x89PNG",
+                        content_type="image/png")
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    source = _write_as_is(inputs / "a.warc.gz", [*news, image])
+    for fmt in (OutputFormat.WARC, OutputFormat.TEXT):
+        out = tmp_path / fmt.value
+        clean([inputs], out, Options(workers=1, format=fmt))
+        (written,) = outputs_of(out)
+        records = [r for r in iter_records(written) if r.get(SOURCE_FIELD) == dict(
+            news[1][0])["WARC-Record-ID"] or r.get("WARC-Refers-To") == dict(
+            news[1][0])["WARC-Record-ID"]]
+        assert [(r.get("WARC-Target-URI"), r.get("WARC-Source-Target-URI"))
+                for r in records] == [(encoded, spaced)]
+        status, said = warcio_check(written)
+        assert status == 0 and "Replacing" not in said
+    # The image is carried as it was, space and all (the compressed bytes copied).
+    raw = [r for r in iter_records(source) if r.rec_type == "resource"][0]
+    copied = [r for r in iter_records(tmp_path / "warc" / "a.warc.gz")
+              if r.rec_type == "resource"][0]
+    assert copied.header_bytes() == raw.header_bytes()

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
+from urllib.parse import quote
 
 from isal import isal_zlib
 
@@ -108,8 +109,47 @@ def rebuild_fields(
     return out
 
 
+# What a URI may hold as it is (RFC 3986: unreserved and reserved characters, and the "%" of
+# its own escapes); anything else in a URI field is percent-encoded when a record is written.
+_URI_SAFE = "-._~:/?#[]@!$&'()*+,;=%"
+_URI_FIELDS = ("warc-target-uri", "warc-refers-to-target-uri")
+ORIGINAL_URI_FIELD = "WARC-Source-Target-URI"
+
+
+def valid_uri(value: str) -> str:
+    """``value`` with what a URI may not hold percent-encoded (spaces, quotes, braces, non-ASCII
+    as UTF-8, bytes that are not UTF-8 as themselves); a value in angle brackets (the WARC 1.0
+    grammar) keeps them.
+
+    >>> valid_uri("http://example.com/a b?q=caf\u00e9")
+    'http://example.com/a%20b?q=caf%C3%A9'
+    >>> valid_uri("<http://example.com/50%25 off>")
+    '<http://example.com/50%25%20off>'
+    """
+    if len(value) > 1 and value.startswith("<") and value.endswith(">"):
+        return "<" + valid_uri(value[1:-1]) + ">"
+    return quote(value, safe=_URI_SAFE, errors="surrogateescape")
+
+
+def with_valid_uris(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The header fields with their URIs made valid (:func:`valid_uri`); a target URI that
+    changes keeps its original, as read, in ``WARC-Source-Target-URI`` after it."""
+    fields: list[tuple[str, str]] = []
+    keeps_original = any(k.lower() == ORIGINAL_URI_FIELD.lower() for k, _ in headers)
+    for key, value in headers:
+        lower = key.lower()
+        uri = valid_uri(value) if lower in _URI_FIELDS else value
+        fields.append((key, uri))
+        if uri != value and lower == "warc-target-uri" and not keeps_original:
+            fields.append((ORIGINAL_URI_FIELD, value))
+            keeps_original = True
+    return fields
+
+
 def serialise(version: str, headers: list[tuple[str, str]], block: bytes) -> bytes:
-    """The uncompressed bytes of one record, trailer included."""
+    """The uncompressed bytes of one record, trailer included; URI fields made valid (a record
+    warcdeboil writes never carries a URI that readers must repair)."""
+    headers = with_valid_uris(headers)
     head = "\r\n".join([version, *(f"{k}: {v}" for k, v in headers)]) + "\r\n\r\n"
     return head.encode("utf-8", "surrogateescape") + block + b"\r\n\r\n"
 
