@@ -427,4 +427,7 @@ def test_the_driver_receives_counts_not_pages(
     (small_pages, small_bytes), (large_pages, large_bytes) = seen
     assert large_pages == 10 * small_pages == 360
     assert small_bytes > 0
-    assert large_bytes < 1.2 * small_bytes, seen
+    # Measured: 8.3 -> 8.4 kB (URL rules), 10.1 -> 11.8 kB (buckets: the sort's range sample,
+    # 20 scores a partition at most, is all of the small crawl's). A row a page, even a bare
+    # score (18 B pickled, as buckets took before), adds over 50 %: 324 more pages.
+    assert large_bytes < 1.5 * small_bytes, seen
