@@ -66,8 +66,8 @@ if TYPE_CHECKING:
     from . import LanguageModel
 
 __all__ = ["HEAD_PERCENTILE", "MIDDLE_PERCENTILE", "MIN_TRAINING_CHARS", "LmStats",
-           "cleaned_store_path", "percentile_limits", "prepare_lm", "read_scores",
-           "scores_path", "train_run_model"]
+           "cleaned_store_path", "percentile_limits", "percentile_ranks", "prepare_lm",
+           "read_scores", "scores_path", "train_run_model"]
 
 log = logging.getLogger(__name__)
 
@@ -441,10 +441,19 @@ def percentile_limits(scores: Sequence[float]) -> tuple[float, float]:
     (3.0, 6.0)
     """
     ordered = sorted(scores)
-    n = len(ordered)
-    head = ordered[max(0, (HEAD_PERCENTILE * n + 99) // 100 - 1)]
-    middle = ordered[max(0, (MIDDLE_PERCENTILE * n + 99) // 100 - 1)]
-    return head, middle
+    head, middle = percentile_ranks(len(ordered))
+    return ordered[head], ordered[middle]
+
+
+def percentile_ranks(n: int) -> tuple[int, int]:
+    """Where, among ``n`` scores in ascending order, :func:`percentile_limits` finds its two
+    limits (0-based): what the Spark engine fetches, so that no score per page is collected.
+
+    >>> percentile_ranks(10), percentile_ranks(1)
+    ((2, 5), (0, 0))
+    """
+    return (max(0, (HEAD_PERCENTILE * n + 99) // 100 - 1),
+            max(0, (MIDDLE_PERCENTILE * n + 99) // 100 - 1))
 
 
 def prepare_lm(
