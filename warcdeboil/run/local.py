@@ -139,6 +139,10 @@ def index_is_current(
     if isinstance(manifest, dict) and manifest.get("digests") in _DIGESTS_SERVE[
             wanted["digests"]]:
         wanted["digests"] = manifest["digests"]  # e.g. SHA-1s serve a run that compares only
+    if isinstance(manifest, dict) and manifest.get("structure") is True:
+        # Pages with structure marks serve a run that needs none: its outputs read them
+        # without (page.dom.without_structure), and the fit never reads the marks.
+        wanted["structure"] = True
     return bool(manifest == wanted and stores)
 
 
@@ -634,7 +638,9 @@ def clean(
             if options.effective_dedup is not DedupMode.OFF:
                 sides = {p: verdicts_path(work / "dedup", i) for i, p in enumerate(paths)}
                 verdicts = [sides[p] for p, _ in todo]
-            if cleaned is None:  # pass 2 cleans: what the stage found the templates remove
+            # Pass 2 cleans the pages as stored: what the stage found their templates remove
+            # (not where it takes their structure marks out: the cuts are found again).
+            if cleaned is None and options.output_structure:
                 ids = {p: i for i, p in enumerate(paths)}
                 doomed = [doomed_path(work / "dedup", ids[p]) for p, _ in todo]
         if options.url_rules is not None:
@@ -679,7 +685,8 @@ def _with_run_models(options: Options, stores: list[Path], work: Path, profiles:
     settings, stats = prepare_lm(options.lm, stores, work, profiles, options.partitions,
                                  options.site_key, options.effective_mode, options.worker_count,
                                  run_jobs, sign,
-                                 blocks=options.format is OutputFormat.MARKDOWN)
+                                 blocks=options.format is OutputFormat.MARKDOWN,
+                                 structure=options.output_structure)
     log.info("perplexity: pages by language %s", stats.pages)
     return replace(options, lm=settings)
 
