@@ -236,7 +236,7 @@ def test_stale_verdicts_are_redone(dup_crawl: Path, tmp_path: Path) -> None:
     again = clean([first], tmp_path / "o1b", options, work_dir=work, resume=True)
     assert json.loads((work / "dedup" / "dedup.json").read_text())["key"] == key  # reused
     assert again.dedup == {"pages": 7, "groups": 1, "exact": 1, "near": 0, "candidates": 0,
-                           "confirmed": 0}
+                           "confirmed": 0, "looked": 0, "refused": 0}
     clean([dup_crawl], tmp_path / "o2", options, work_dir=work, resume=True)
     assert json.loads((work / "dedup" / "dedup.json").read_text())["key"] != key
     pages = {p["url"]: p for p in jsonl_pages(tmp_path / "o2")}

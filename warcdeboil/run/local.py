@@ -309,6 +309,13 @@ def _signing_jobs(work_dir: Path, profiles_dir: Path, inputs: int) -> list[SignJ
     dedup_dir = work_dir / "dedup"
     if dedup_dir.exists():  # stale verdicts must never reach pass 2
         shutil.rmtree(dedup_dir)
+    return _stage_jobs(work_dir, profiles_dir, inputs)
+
+
+def _stage_jobs(work_dir: Path, profiles_dir: Path, inputs: int) -> list[SignJob]:
+    """The duplicate stage's jobs, one per input: what to sign, and where the stage reads
+    pages again (:func:`warcdeboil.dedup.stage.decide`)."""
+    dedup_dir = work_dir / "dedup"
     profiles = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
     return [
         SignJob(str(page_store_path(work_dir / "pages", i)), str(signatures_dir(dedup_dir)), i,
@@ -377,8 +384,9 @@ def find_duplicates(
             progress("dedup", len(jobs), 0, inputs, 0, 0)
 
     # One worker process (its start and its numpy import paid once) signs what is left, then
-    # decides.
-    (counts,) = run_jobs(_decide, [(str(dedup_dir), inputs, jobs)], 1, decided,
+    # decides (reading again the pages that need a second look).
+    every = _stage_jobs(work_dir, profiles_dir, inputs)
+    (counts,) = run_jobs(_decide, [(str(dedup_dir), inputs, jobs, every)], 1, decided,
                           _records("dedup", inputs, 0, progress), stage="dedup",
                           name=lambda job: job[0], elsewhere=True)
     # Written last: its presence says every side file is complete.
@@ -415,14 +423,15 @@ def _sign(job: SignJob, report: Callable[[int, int], None] | None = None) -> int
     return sign_file(job, report)
 
 
-def _decide(job: tuple[str, int, list[SignJob]],
+def _decide(job: tuple[str, int, list[SignJob], list[SignJob]],
             report: Callable[[int, int], None] | None = None) -> dict[str, int]:
-    """Sign the inputs of ``job`` not signed yet, then find the groups of all ``job[1]``."""
+    """Sign the inputs of ``job`` not signed yet (``job[2]``), then find the groups of all
+    ``job[1]`` (``job[3]``: every input's job, for the pages read again)."""
     from warcdeboil.dedup.stage import decide, sign_file
 
     for sign in job[2]:
         sign_file(sign, report)
-    return decide(Path(job[0]), job[1]).to_dict()
+    return decide(Path(job[0]), job[1], pages=job[3]).to_dict()
 
 
 def _fitted_with(meta: dict[str, Any], default: FitParams) -> FitParams:
