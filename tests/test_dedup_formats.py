@@ -57,7 +57,11 @@ def _with_related(html: str, i: int) -> str:
     (so no template), as long as the article: link-dense, left out of the signature."""
     links = "".join(f"<li><a href='/s/{i}{k}'>Another story {i} {k} with a long linked headline"
                     "</a></li>" for k in range(12))
-    return html.replace("</article>", f"</article><ul class='more'>{links}</ul>")
+    # A list with a line before its first item: a line of its own with structure marks (before
+    # the item), not without them, where the item only ends a line.
+    notes = (f"<ul>Notes on story {i}:<li>a first note on {i}</li>"
+             f"<li>a second note on {i}</li></ul>")
+    return html.replace("</article>", f"{notes}</article><ul class='more'>{links}</ul>")
 
 
 @pytest.fixture
@@ -142,6 +146,32 @@ def test_template_mode_text_is_the_same_with_the_stage(link_crawl: Path, tmp_pat
                  if r.rec_type == "conversion"}
         assert kept == {url: block for url, block in every.items()
                         if url not in (COPY, SYNDICATED)}
+
+
+def test_the_language_model_stage_cleans_template_mode_text_without_marks(
+        link_crawl: Path, tmp_path: Path) -> None:
+    """With a model's perplexity buckets, the language-model stage cleans the pages for pass 2
+    (and signs them for the duplicate stage): for template-mode text, as pass 2 would clean
+    them, without the structure marks pass 1 made for the duplicate stage. The WET output is
+    that of the run without the stage, but for the duplicates it leaves out."""
+    from warcdeboil.lm import LanguageModel
+    from warcdeboil.lm.scoring import LmSettings
+
+    model = str(tmp_path / "en.lm")
+    LanguageModel.train([f"Headline number {i} of the story with a word or two"
+                         for i in range(50)]).save(model)
+    lm = LmSettings(model, buckets=True)
+    off = Options(workers=1, format=OutputFormat.TEXT, mode=Mode.TEMPLATE, lm=lm)
+    clean([link_crawl], tmp_path / "off", off)
+    clean([link_crawl], tmp_path / "drop", Options(workers=1, format=OutputFormat.TEXT,
+                                                   mode=Mode.TEMPLATE, lm=lm,
+                                                   dedup=DedupMode.DROP))
+    for name in ("a.warc.wet.gz", "b.warc.wet.gz"):
+        kept = [r.to_bytes() for r in iter_records(tmp_path / "drop" / name)
+                if r.rec_type == "conversion"]
+        every = [r.to_bytes() for r in iter_records(tmp_path / "off" / name)
+                 if r.rec_type == "conversion" and r.target_uri not in (COPY, SYNDICATED)]
+        assert kept == every
 
 
 def test_l3s_gn1_groups_are_the_same_for_warc_and_jsonl(tmp_path: Path) -> None:
