@@ -152,7 +152,8 @@ def apply(
         if report is not None:
             from warcdeboil.report import ArchivePages, build_report
 
-            source = ArchivePages([p for p, _ in found], options.structure, options.limits)
+            source = ArchivePages([p for p, _ in found], options.output_structure,
+                                   options.limits)
             report_written(build_report(source, report, profiles, options.effective_mode,
                                          data, workers=options.worker_count), quiet)
     except Exception as exc:

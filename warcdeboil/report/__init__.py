@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from warcdeboil.errors import ConfigError, WorkDirError
+from warcdeboil.output.formats import OutputFormat, needs_structure
 from warcdeboil.page.content import load_model
 from warcdeboil.run.local import PROFILES_META, RUN_META
 from warcdeboil.site.clean import Mode
@@ -93,7 +94,10 @@ def report_work_dir(
             raise WorkDirError(f"{meta}: unreadable ({exc})") from exc
     chosen = mode or Mode(run.get("mode", Mode.TEMPLATE.value))
     profiles = profiles_dir or work_dir / "profiles"
-    pages = StorePages(work_dir)  # a work directory without an index is refused first
+    # The pages as the run's outputs read them (a WARC run's duplicate stage stores them with
+    # structure marks its outputs do not use); with structure marks for content mode.
+    structure = "format" not in run or needs_structure(OutputFormat(run["format"]), chosen)
+    pages = StorePages(work_dir, structure)  # a work directory without an index is refused first
     if not (profiles / PROFILES_META).is_file():
         # Without profiles every page would look untouched ("100 % kept"): say what is missing.
         raise WorkDirError(

@@ -21,7 +21,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -35,7 +36,7 @@ from warcdeboil.output.scoring import ScoringSink
 from warcdeboil.output.sink import PageResult, Sink
 from warcdeboil.output.warc import WarcSink
 from warcdeboil.output.wet import TextSink
-from warcdeboil.page.dom import Doomed, analyse
+from warcdeboil.page.dom import Doomed, analyse, without_structure
 from warcdeboil.page.html import HtmlPage, PageLimits, payload_sha1
 from warcdeboil.site.clean import Mode, PageCleaning, clean_for_warc, clean_page
 from warcdeboil.site.fit import SiteProfile
@@ -192,7 +193,7 @@ def _fill(
 
         cleaned = (iter_cleaned_store(Path(job.cleaned_store)) if job.cleaned_store is not None
                    else None)
-        for entry in iter_page_store(Path(job.page_store)):
+        for entry in map(partial(_as_output_needs, job), iter_page_store(Path(job.page_store))):
             cleaning = guess = known = None
             if cleaned is not None:
                 made = next(cleaned, None)
@@ -201,7 +202,7 @@ def _fill(
                                        "delete the work directory")
                 cleaning = PageCleaning(made[2], made[3], made[4])
                 guess = Guess(made[5], made[6])
-            elif doomed is not None:
+            elif doomed is not None and entry.page.structured == job.structure:
                 known = doomed.get(entry.ordinal)
             _emit(entry, None, None, keyer, lookup, sink, tally, job, verdicts, cleaning, guess,
                   known)
@@ -222,7 +223,8 @@ def _apply_records(
     verdicts: VerdictReader | None = None,
     doomed: DoomedReader | None = None,
 ) -> None:
-    stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
+    stored = (map(partial(_as_output_needs, job), iter_page_store(Path(job.page_store)))
+              if job.page_store is not None else None)
     pending: PageEntry | None = next(stored, None) if stored is not None else None
     seen = stored is not None or job.problems_logged
     records = unaddressable_counted(iter_selected(job.path, job.spans), job.path, tally, seen=seen)
@@ -252,13 +254,23 @@ def _apply_records(
         known = None
         if pending is not None and pending.ordinal == ordinal:
             entry = pending
-            known = doomed.get(ordinal) if doomed is not None else None
+            known = (doomed.get(ordinal) if doomed is not None
+                     and entry.page.structured == job.structure else None)
         else:
             entry = page_entry(ordinal, record, page,
                                analyse(page.markup, structure=job.structure), payload_sha1(page))
         _emit(entry, record, page, keyer, lookup, sink, tally, job, verdicts, known=known)
     if tally.records == 0 and not tally.problems and job.spans is None:
         no_records(tally, job.path, seen=seen)
+
+
+def _as_output_needs(job: ApplyJob, entry: PageEntry) -> PageEntry:
+    """The stored page as this output's format and mode analyse it: pass 1 analyses with
+    structure marks for the duplicate stage too (``Options.structure``), and an output that
+    needs none (WARC, template-mode text) is written as from a page analysed without them."""
+    if entry.page.structured and not job.structure:
+        return replace(entry, page=without_structure(entry.page))
+    return entry
 
 
 def _emit(

@@ -150,6 +150,10 @@ def index_is_current(
     if isinstance(manifest, dict) and manifest.get("digests") in _DIGESTS_SERVE[
             wanted["digests"]]:
         wanted["digests"] = manifest["digests"]  # e.g. SHA-1s serve a run that compares only
+    if isinstance(manifest, dict) and manifest.get("structure") is True:
+        # Pages with structure marks serve a run that needs none: its outputs read them
+        # without (page.dom.without_structure), and the fit never reads the marks.
+        wanted["structure"] = True
     return bool(manifest == wanted and stores)
 
 
@@ -318,6 +322,13 @@ def _signing_jobs(work_dir: Path, profiles_dir: Path, inputs: int) -> list[SignJ
     dedup_dir = work_dir / "dedup"
     if dedup_dir.exists():  # stale verdicts must never reach pass 2
         shutil.rmtree(dedup_dir)
+    return _stage_jobs(work_dir, profiles_dir, inputs)
+
+
+def _stage_jobs(work_dir: Path, profiles_dir: Path, inputs: int) -> list[SignJob]:
+    """The duplicate stage's jobs, one per input: what to sign, and where the stage reads
+    pages again (:func:`warcdeboil.dedup.stage.decide`)."""
+    dedup_dir = work_dir / "dedup"
     profiles = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
     return [
         SignJob(str(page_store_path(work_dir / "pages", i)), str(signatures_dir(dedup_dir)), i,
@@ -386,8 +397,9 @@ def find_duplicates(
             progress("dedup", len(jobs), 0, inputs, 0, 0)
 
     # One worker process (its start and its numpy import paid once) signs what is left, then
-    # decides.
-    (counts,) = run_jobs(_decide, [(str(dedup_dir), inputs, jobs)], 1, decided,
+    # decides (reading again the pages that need a second look).
+    every = _stage_jobs(work_dir, profiles_dir, inputs)
+    (counts,) = run_jobs(_decide, [(str(dedup_dir), inputs, jobs, every)], 1, decided,
                           _records("dedup", inputs, 0, progress), stage="dedup",
                           name=lambda job: job[0], elsewhere=True)
     # Written last: its presence says every side file is complete.
@@ -424,14 +436,15 @@ def _sign(job: SignJob, report: Callable[[int, int], None] | None = None) -> int
     return sign_file(job, report)
 
 
-def _decide(job: tuple[str, int, list[SignJob]],
+def _decide(job: tuple[str, int, list[SignJob], list[SignJob]],
             report: Callable[[int, int], None] | None = None) -> dict[str, int]:
-    """Sign the inputs of ``job`` not signed yet, then find the groups of all ``job[1]``."""
+    """Sign the inputs of ``job`` not signed yet (``job[2]``), then find the groups of all
+    ``job[1]`` (``job[3]``: every input's job, for the pages read again)."""
     from warcdeboil.dedup.stage import decide, sign_file
 
     for sign in job[2]:
         sign_file(sign, report)
-    return decide(Path(job[0]), job[1]).to_dict()
+    return decide(Path(job[0]), job[1], pages=job[3]).to_dict()
 
 
 def _fitted_alike(profiles_dir: Path, options: Options) -> bool:
@@ -697,7 +710,9 @@ def clean(
             if options.effective_dedup is not DedupMode.OFF:
                 sides = {p: verdicts_path(work / "dedup", i) for i, p in enumerate(paths)}
                 verdicts = [sides[p] for p, _ in todo]
-            if cleaned is None:  # pass 2 cleans: what the stage found the templates remove
+            # Pass 2 cleans the pages as stored: what the stage found their templates remove
+            # (not where it takes their structure marks out: the cuts are found again).
+            if cleaned is None and options.output_structure:
                 ids = {p: i for i, p in enumerate(paths)}
                 doomed = [doomed_path(work / "dedup", ids[p]) for p, _ in todo]
         if options.url_rules is not None:
@@ -745,7 +760,8 @@ def _with_run_models(options: Options, stores: list[Path], work: Path, profiles:
     settings, stats = prepare_lm(options.lm, stores, work, profiles, options.partitions,
                                  options.site_key, options.effective_mode, options.worker_count,
                                  run_jobs, sign,
-                                 blocks=options.format is OutputFormat.MARKDOWN)
+                                 blocks=options.format is OutputFormat.MARKDOWN,
+                                 structure=options.output_structure)
     log.info("perplexity: pages by language %s", stats.pages)
     return replace(options, lm=settings)
 

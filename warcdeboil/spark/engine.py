@@ -251,10 +251,12 @@ def _duplicates(monitor: StageMonitor, scanned: Any, fitted: Any, partitions: in
     from .dedup import find_duplicates, learn_rules, sign_row
 
     pages = scanned.filter(is_page).map(site_page)
-    signed = pages.leftOuterJoin(fitted, partitions).map(sign_row).persist(
-        StorageLevel.MEMORY_AND_DISK)
+    joined = pages.leftOuterJoin(fitted, partitions)
+    signed = joined.map(sign_row).persist(StorageLevel.MEMORY_AND_DISK)
+    # The joined pages again, by page, for the few that need a second look (.dedup.second_look).
+    by_page = joined.map(lambda item: (item[1][0][0], item))
     with monitor.stage("dedup", partitions):
-        found = _action(lambda: find_duplicates(signed, partitions))
+        found = _action(lambda: find_duplicates(signed, partitions, by_page))
         summary.dedup = found.counts
         text = None
         if options.url_rules is not None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from warcdeboil.lm.scoring import LmSettings, PageScorer, url_half
 from warcdeboil.lm.stage import MIN_TRAINING_CHARS, percentile_ranks, train_run_model
+from warcdeboil.page.dom import without_structure
 from warcdeboil.page.language import identify
 from warcdeboil.run.options import Options
 from warcdeboil.site.clean import clean_page
@@ -40,7 +41,8 @@ _BATCH_PAGES = 256
 def text_rows(options: Options, item: JoinedPage) -> Iterator[TextRow]:
     """The cleaned text of a page, when its language is known."""
     page, entry, profile = joined_page(item)
-    text = clean_page(entry.page, profile, options.effective_mode, url=entry.url).cleaned.text
+    analysed = entry.page if options.output_structure else without_structure(entry.page)
+    text = clean_page(analysed, profile, options.effective_mode, url=entry.url).cleaned.text
     language = identify(text).language
     if language:
         yield (language, url_half(entry.url), page_file(page), entry.ordinal), text
