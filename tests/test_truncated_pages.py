@@ -16,6 +16,7 @@ from warcdeboil.output.formats import OutputFormat
 from warcdeboil.run.local import apply_profiles, clean, discover_inputs
 from warcdeboil.run.options import Options
 from warcdeboil.warc.reader import iter_records
+from warcdeboil.warc.writer import valid_uri
 
 TEXT_FORMATS = [OutputFormat.JSONL, OutputFormat.MARKDOWN, OutputFormat.TEXT]
 CUT = "record is truncated"
@@ -118,5 +119,7 @@ def test_real_archives_cut_short_keep_their_page(tmp_path: Path, name: str, url:
     assert line["text"]
     summary = clean([src.parent], tmp_path / "text", Options(workers=1, format=OutputFormat.TEXT))
     (record,) = _conversions(tmp_path / "text")
-    assert (record.target_uri, record.get("WARC-Truncated")) == (url, "length")
+    # A WET record's URI is written valid (percent-encoded), the page's own beside it.
+    assert (record.target_uri, record.get("WARC-Truncated")) == (valid_uri(url), "length")
+    assert record.get("WARC-Source-Target-URI") == (url if valid_uri(url) != url else None)
     assert sum(summary.problems.values()) == 1

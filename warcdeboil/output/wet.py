@@ -26,7 +26,7 @@ class TextSink(Sink):
     def __init__(
         self, out: BinaryIO, codec: Codec, dictionary: bytes | None, names: Names
     ) -> None:
-        self._writer = WarcWriter(out, codec, zstd_dictionary=dictionary)
+        self._writer = WarcWriter(out, codec, zstd_dictionary=dictionary, valid_uris=True)
         self._names = names
         self._started = False
 

@@ -26,6 +26,7 @@ from .writer import (
     rebuild_record,
     serialise,
     stream_digests,
+    with_valid_uris,
 )
 
 __all__ = ["carry_record", "recompress_file", "repaired_record", "write_record", "write_repaired"]
@@ -76,14 +77,19 @@ def write_record(
     if record.spill is None:
         writer.write(version, headers, record.block)
         return
+    if writer.valid_uris:
+        headers = with_valid_uris(headers)
     head = serialise(version, headers, b"")[:-4]
     size = len(head) + record.block_size + 4
     writer.write_raw_pieces(chain((head,), record.iter_block(), (b"\r\n\r\n",)), size)
 
 
 def carry_record(writer: WarcWriter, record: WarcRecord) -> None:
-    """Write ``record`` as it was read (its header fields and block unchanged)."""
-    if record.spill is None:
+    """Write ``record`` as it was read (its header fields and block unchanged); a record made
+    from an ARC record is one warcdeboil wrote, and gets the writer's valid URIs."""
+    if record.converted and writer.valid_uris:
+        write_record(writer, record.version, record.headers, record)
+    elif record.spill is None:
         writer.write_raw(record.to_bytes())
     else:
         write_record(writer, record.version, record.headers, record)
@@ -94,7 +100,7 @@ def recompress_file(source: Path, target: Path, codec: Codec = Codec.GZIP) -> Ta
     tally = Tally(str(source), str(target))
     try:
         with AtomicFile(target) as out:
-            writer = WarcWriter(out, codec)
+            writer = WarcWriter(out, codec, valid_uris=True)  # ARC records made WARC
             for record in iter_records(source):
                 tally.records += 1
                 for reason in record.repairs:  # mended while reading: counted, record kept

@@ -147,9 +147,7 @@ def with_valid_uris(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def serialise(version: str, headers: list[tuple[str, str]], block: bytes) -> bytes:
-    """The uncompressed bytes of one record, trailer included; URI fields made valid (a record
-    warcdeboil writes never carries a URI that readers must repair)."""
-    headers = with_valid_uris(headers)
+    """The uncompressed bytes of one record, trailer included."""
     head = "\r\n".join([version, *(f"{k}: {v}" for k, v in headers)]) + "\r\n\r\n"
     return head.encode("utf-8", "surrogateescape") + block + b"\r\n\r\n"
 
@@ -158,10 +156,15 @@ class WarcWriter:
     """Writes records to a binary stream, each compressed on its own."""
 
     def __init__(
-        self, fh: BinaryIO, codec: Codec, *, zstd_dictionary: bytes | None = None
+        self, fh: BinaryIO, codec: Codec, *, zstd_dictionary: bytes | None = None,
+        valid_uris: bool = False,
     ) -> None:
+        """``valid_uris``: the records written through :meth:`write` get their URI fields made
+        valid (:func:`with_valid_uris`): what the outputs do with the records warcdeboil makes.
+        Records given as bytes are written as they are."""
         self._fh = fh
         self.codec = codec
+        self.valid_uris = valid_uris
         self._zstd = None
         if codec is Codec.ZSTD:
             from .zstdio import ZstdRecordCompressor
@@ -170,6 +173,8 @@ class WarcWriter:
             fh.write(self._zstd.header())
 
     def write(self, version: str, headers: list[tuple[str, str]], block: bytes) -> None:
+        if self.valid_uris:
+            headers = with_valid_uris(headers)
         self.write_raw(serialise(version, headers, block))
 
     def write_raw(self, record: bytes) -> None:
