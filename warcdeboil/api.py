@@ -10,7 +10,8 @@ gives the same answer. With ``mode=Mode.CONTENT`` the text is each page's main c
 carries the fields of a line of JSONL output — language, headings, lists, breadcrumbs,
 description, canonical URL, Markdown, removals by reason, and for a record its identity — with
 the values ``--format markdown --dedup off`` writes for the same pages in the same mode
-(:class:`CleanPage` says which fields, and why not the others).
+(:class:`CleanPage` says which fields, and why not the others). ``redact_pii=True`` replaces
+e-mail and IP addresses in the text as ``--redact-pii`` does.
 
 >>> nav = "<nav><ul><li>Home</li><li>About</li></ul></nav>"
 >>> pages = [(f"http://example.com/{i}", f"<body>{nav}<div>Story {i}</div></body>")
@@ -27,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from warcdeboil.errors import RecordError
+from warcdeboil.errors import ConfigError, RecordError
 from warcdeboil.output.jsonl import page_fields
 from warcdeboil.page.dom import PageSignature, analyse, page_signature
 from warcdeboil.page.html import HtmlPage, PageLimits, html_page
@@ -95,6 +96,7 @@ class CleanPage:
     date: str | None = None
     charset: str | None = None
     truncated: bool | None = None
+    pii_redacted: dict[str, int] | None = None  # Deboiler(redact_pii=True): as in JSONL
 
 
 class Deboiler:
@@ -103,9 +105,11 @@ class Deboiler:
     def __init__(
         self, *, site_key: SiteKeyMode = SiteKeyMode.HOST, params: FitParams | None = None,
         mode: Mode = Mode.TEMPLATE, language_model: LanguageModel | None = None,
+        redact_pii: bool = False,
     ) -> None:
         self.mode = Mode(mode)
         self.language_model = language_model  # scores each page's text (``perplexity``)
+        self.redact_pii = redact_pii  # addresses in the text replaced, as --redact-pii does
         self.site_key = SiteKeyMode(site_key)
         self.params = params or FitParams()
         self.profiles_: dict[str, SiteProfile] = {}
@@ -140,6 +144,15 @@ class Deboiler:
             from warcdeboil.lm.scoring import LmSettings, PageScorer  # only with a language model
 
             scorer = PageScorer(LmSettings("in memory"), self.language_model)
+        redactor = None
+        if self.redact_pii:
+            from warcdeboil.page.pii import Redactor  # only when asked
+
+            if html:
+                raise ConfigError("redact_pii redacts text: html=True documents would keep "
+                                  "the addresses (in attributes, scripts and links)")
+
+            redactor = Redactor()
         name = (escape_name(os.path.basename(os.fspath(warc_file))) if warc_file is not None
                 else None)
         for url, markup, source in _read(pages):
@@ -149,8 +162,19 @@ class Deboiler:
             cleaned, content, _ = clean_page(page, profile, self.mode, url=url)
             document = clean_document(markup, page, profile) if html else None
             score = scorer.score(cleaned, content) if scorer is not None else None
-            fields = page_fields(page, cleaned, content, markdown=True, score=score)
+            guess = counts = None
+            if redactor is not None:  # after scoring, as the file pipeline does
+                from warcdeboil.output.pii import redact_cleaning
+                from warcdeboil.page.language import identify
+
+                redacted, content, counts = redact_cleaning(redactor, cleaned, content)
+                if redacted is not cleaned:  # the language of the text before, as JSONL's
+                    guess = identify(cleaned.text)
+                cleaned = redacted
+            fields = page_fields(page, cleaned, content, markdown=True, score=score,
+                                 guess=guess)
             extra: dict[str, Any] = {key: fields[key] for key in _JSONL_FIELDS}
+            extra["pii_redacted"] = counts
             if source is None:
                 extra["html_bytes_before"] = len(markup) if isinstance(markup, bytes) else len(
                     markup.encode("utf-8", "surrogatepass"))

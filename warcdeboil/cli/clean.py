@@ -35,6 +35,7 @@ from .options import (
     OnError,
     PerplexityBuckets,
     Quiet,
+    RedactPii,
     ReportDir,
     RunSize,
     SiteKey,
@@ -44,6 +45,7 @@ from .options import (
     build_options,
     check_dedup,
     check_mode,
+    check_pii,
     fail_fast,
     lm_settings,
 )
@@ -118,6 +120,7 @@ def clean(
                                   "them to this JSON file; JSONL then gives url_canonical. "
                                   "Runs the duplicate stage; not with --dedup off.")
     ] = None,
+    redact_pii: RedactPii = False,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -134,6 +137,7 @@ def clean(
     setup_logging(verbose, quiet)
     check_mode(fmt, mode)
     check_dedup(fmt, dedup)
+    check_pii(fmt, redact_pii)
     if url_rules is not None and dedup is DedupMode.OFF:
         raise typer.BadParameter("learns from the duplicate stage's groups: not with --dedup off",
                                  param_hint="--url-rules")
@@ -159,6 +163,7 @@ def clean(
             lm=lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
                             max_page_perplexity, perplexity_buckets, keep_buckets),
             dedup=dedup, url_rules=str(url_rules) if url_rules is not None else None,
+            redact_pii=redact_pii,
         )
         reporter = (_Reporter(report, quiet, options.worker_count) if report is not None
                     else None)

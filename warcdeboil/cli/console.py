@@ -174,6 +174,10 @@ def print_summary(data: dict[str, Any], quiet: bool, pages: str = "cleaned pages
         if duplicates["revisits"]:
             line += f"; written as revisits: {duplicates['revisits']:,}"
         lines.append(line)
+    pii = data.get("pii_redacted")
+    if pii is not None:
+        lines.append(f"PII redacted  {sum(pii.values()):>12,}   e-mail: {pii['email']:,}, "
+                     f"IPv4: {pii['ipv4']:,}, IPv6: {pii['ipv6']:,}")
     rules = data.get("url_rules")
     if rules:
         lines.append(f"URL rules     {rules['rules']:>12,}   sites: {rules['sites']:,} "

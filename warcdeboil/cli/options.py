@@ -119,6 +119,12 @@ DedupOption = Annotated[
                  "outputs: leave them out, counted); revisit (WARC: an exact copy becomes a "
                  "revisit record). Default off for warc and text. Both engines."),
 ]
+RedactPii = Annotated[
+    bool,
+    typer.Option("--redact-pii", help="Replace e-mail, IPv4 and IPv6 addresses in the text by "
+                 "[EMAIL], [IPV4] and [IPV6], counted by kind (JSONL: pii_redacted). Text "
+                 "outputs; see docs/pii.md for what counts."),
+]
 
 
 class Engine(str, enum.Enum):
@@ -161,6 +167,15 @@ def check_mode(fmt: OutputFormat, mode: Mode | None) -> None:
             "--mode content writes text: use --format jsonl, text or markdown (WARC output "
             "keeps the HTML and removes the template only)", param_hint="--mode",
         )
+
+
+def check_pii(fmt: OutputFormat, redact_pii: bool) -> None:
+    """--redact-pii with WARC output: a usage error (see run.options.PII_WARC)."""
+    from warcdeboil.run.options import PII_WARC
+
+    if redact_pii and fmt is OutputFormat.WARC:
+        raise typer.BadParameter(PII_WARC.removeprefix("--redact-pii "),
+                                 param_hint="--redact-pii")
 
 
 def check_dedup(fmt: OutputFormat, dedup: DedupMode | None) -> None:

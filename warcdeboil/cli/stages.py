@@ -34,6 +34,7 @@ from .options import (
     MinOccurrence,
     ModeOption,
     Quiet,
+    RedactPii,
     ReportDir,
     RunSize,
     SiteKey,
@@ -43,6 +44,7 @@ from .options import (
     build_options,
     check_dedup,
     check_mode,
+    check_pii,
     lm_settings,
 )
 
@@ -118,6 +120,7 @@ def apply(
     max_line_perplexity: MaxLinePerplexity = None,
     max_page_perplexity: MaxPagePerplexity = None,
     dedup: DedupOption = None,
+    redact_pii: RedactPii = False,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -133,20 +136,22 @@ def apply(
     setup_logging(verbose, quiet)
     check_mode(fmt, mode)
     check_dedup(fmt, dedup)
+    check_pii(fmt, redact_pii)
     try:
         options = build_options(
             format=fmt, mode=mode, compress=compress, workers=workers, max_iou=0.95,
             min_occurrence=1, zstd_dictionary=zstd_dict,
             lm=lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
                             max_page_perplexity, run=False),
-            dedup=dedup,
+            dedup=dedup, redact_pii=redact_pii,
         )
         found = discover_inputs(inputs, exclude=local_output_dir(output))
         with ProgressBars(not quiet and sys.stderr.isatty()) as bars:
             if options.dedup_stage:
                 summary = clean(inputs, output, options, progress=bars, profiles_dir=profiles)
             else:
-                summary = RunSummary(inputs=len(found), fit=profile_stats(profiles))
+                summary = RunSummary(inputs=len(found), fit=profile_stats(profiles),
+                                     redact_pii=options.redact_pii)
                 summary.apply_files = apply_profiles(found, output, profiles, options, bars)
         data = summary.to_dict()
         if report is not None:

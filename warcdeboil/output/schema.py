@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 __all__ = ["FIELDS", "SCHEMA_VERSION", "Field", "Type", "conforms", "describe"]
 
-# Raised when a field is added, removed, renamed or changes type (2: truncated).
-SCHEMA_VERSION = 2
+# Raised when a field is added, removed, renamed or changes type (2: truncated; 3: pii_redacted).
+SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,4 +183,9 @@ FIELDS: tuple[Field, ...] = (
           "`exact` (the same payload) or `near`; null for a page that is not a duplicate."),
     Field("url_canonical", string, "`--url-rules`", '"https://example.com/news/1"',
           "The page's URL as the URL rules learned in the run write it."),
+    Field("pii_redacted", record(email=integer, ipv4=integer, ipv6=integer), "`--redact-pii`",
+          '{"email": 1, "ipv4": 0, "ipv6": 0}',
+          "How many e-mail, IPv4 and IPv6 addresses were replaced in `text` by `[EMAIL]`, "
+          "`[IPV4]` and `[IPV6]` (headings, lists and `markdown` are redacted alike; see "
+          "[PII redaction](pii.md))."),
 )

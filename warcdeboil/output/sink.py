@@ -56,6 +56,7 @@ class PageResult:
     score: PageScore | None = None  # with --lm
     duplicate: Verdict | None = None  # with --dedup: the page's duplicate group, if any
     language: Guess | None = None  # the text's language, when identified already (lm.stage)
+    pii: dict[str, int] | None = None  # with --redact-pii: the addresses redacted, by kind
 
 
 class Sink(ABC):

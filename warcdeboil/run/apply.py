@@ -102,6 +102,7 @@ class ApplyJob:
     scores_store: str | None = None  # their perplexities as that stage scored them (buckets)
     url_rules: str | None = None  # rules learned in the run: JSONL says each url_canonical
     made_with: bytes | None = None  # the record of its options, written beside it (.madewith)
+    redact_pii: bool = False  # --redact-pii: addresses replaced before the text sink sees them
 
     @property
     def structure(self) -> bool:
@@ -155,6 +156,10 @@ def _apply(
         beside = (side_path(output), job.made_with) if job.made_with is not None else None
         with AtomicFile(output, beside) as out:
             sink = _make_sink(job, out, in_codec, source)
+            if job.redact_pii:  # the last step before the format: after the language model
+                from warcdeboil.output.pii import RedactingSink
+
+                sink = RedactingSink(sink, tally)
             if scorer is not None:
                 stored = None
                 if job.scores_store is not None and not scorer.needs_lines:
@@ -354,6 +359,8 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
     ):
         dictionary = _train_on(job.path, job.spans)
     settings = job.settings + (job.lm.warcinfo_fields() if job.lm is not None else ())
+    if job.redact_pii:
+        settings += (("redact-pii", "yes"),)
     names = (os.path.basename(job.path.rstrip("/")), os.path.basename(job.output), settings)
     if job.format is OutputFormat.WARC:
         links = LinkLog(Path(job.links)) if job.links else None

@@ -544,7 +544,8 @@ def apply_profiles(
             url_rules is not None and verdicts is not None, options.lm,
             options.zstd_dictionary, NO_SELECTION if spans is None else selection_key(
                 (plan.rel.as_posix(), chosen) for plan, chosen in zip(planned, spans,
-                                                                         strict=True)))
+                                                                         strict=True)),
+            options.redact_pii)
     check_writable(out_dir)
     jobs = []
     linked = []  # (output name, output, links base) of every output relink looks at
@@ -566,7 +567,7 @@ def apply_profiles(
             cleaned_store=str(cleaned_stores[i]) if cleaned_stores is not None else None,
             scores_store=str(scores_stores[i]) if scores_stores is not None else None,
             url_rules=str(url_rules) if url_rules is not None else None,
-            made_with=record.side_bytes(plan.codec),
+            made_with=record.side_bytes(plan.codec), redact_pii=options.redact_pii,
         ))
 
     def done(_: Tally) -> None:
@@ -647,7 +648,7 @@ def clean(
     check_writable(out)
     paths = [p for p, _ in found]
     span_of = dict(zip(paths, spans, strict=True)) if spans is not None else None
-    summary = RunSummary(inputs=len(found))
+    summary = RunSummary(inputs=len(found), redact_pii=options.redact_pii)
     given = Path(profiles_dir) if profiles_dir is not None else None
     if given is not None:
         summary.fit = profile_stats(given)  # before any record is read: they are profiles

@@ -52,6 +52,7 @@ class Options:
     lm: LmSettings | None = None  # --lm: perplexity scores and filters (text outputs)
     dedup: DedupMode | None = None  # --dedup; None: the format's default (see default_dedup)
     url_rules: str | None = None  # --url-rules: learn URL rules from the groups, write them here
+    redact_pii: bool = False  # --redact-pii: addresses in the text outputs replaced, counted
 
     def __post_init__(self) -> None:
         if self.url_rules is not None and self.dedup is DedupMode.OFF:
@@ -69,6 +70,8 @@ class Options:
                 "--mode content writes text: use --format jsonl, text or markdown "
                 "(WARC output keeps the HTML and removes the template only)"
             )
+        if self.format is OutputFormat.WARC and self.redact_pii:
+            raise ConfigError(PII_WARC)
         if self.format is OutputFormat.WARC and self.lm is not None:
             raise ConfigError("--lm scores and filters text: use --format jsonl, text or "
                               "markdown (WARC output keeps every page)")
@@ -112,6 +115,11 @@ class Options:
     @property
     def worker_count(self) -> int:
         return self.workers if self.workers > 0 else (os.cpu_count() or 1)
+
+
+# Why WARC output refuses --redact-pii (docs/pii.md).
+PII_WARC = ("--redact-pii redacts text: use --format jsonl, text or markdown (WARC output keeps "
+            "each page's HTML, whose attributes, scripts and links would keep the addresses)")
 
 
 # What --dedup may do with each output format (see docs/duplicates.md).

@@ -47,6 +47,7 @@ class RunSummary:
     resumed: int = 0  # inputs whose output was already complete (--resume)
     dedup: dict[str, int] | None = None  # what the duplicate stage found (None: it did not run)
     url_rules: dict[str, Any] | None = None  # --url-rules: where they went, sites and rules
+    redact_pii: bool = False  # --redact-pii: the summary counts the addresses redacted
 
     @property
     def scan(self) -> Tally:
@@ -92,9 +93,17 @@ class RunSummary:
             "revisits": applied.revisits_written,
         }
 
+    def pii_redacted(self) -> dict[str, int] | None:
+        """What --redact-pii replaced in the text written, by kind (None when off)."""
+        if not self.redact_pii:
+            return None
+        applied = self.apply
+        return {"email": applied.pii_email, "ipv4": applied.pii_ipv4, "ipv6": applied.pii_ipv6}
+
     def to_dict(self) -> dict[str, Any]:
         files = self.files
         total = total_tally(files)
+        pii = self.pii_redacted()
         return {
             "inputs": self.inputs,
             "resumed": self.resumed,
@@ -118,6 +127,7 @@ class RunSummary:
             "template_slots": self.fit.template_slots,
             "duplicates": self.duplicates(),
             "url_rules": self.url_rules,
+            **({"pii_redacted": pii} if pii is not None else {}),
             "problems": dict(sorted(total.problems.items())),
             "files": [t.to_dict() for t in files],
             "outputs": self.outputs,

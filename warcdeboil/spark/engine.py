@@ -132,7 +132,8 @@ def run_spark(
                         for f in files if f.file_id in done)
         rules_written = options.url_rules is None or exists(os.fspath(options.url_rules))
         if len(done) == len(files) and files and rules_written:
-            return RunSummary(inputs=len(files), resumed=len(done))
+            return RunSummary(inputs=len(files), resumed=len(done),
+                              redact_pii=options.redact_pii)
         summary = _run(spark, files, output, options, progress, done, record)
         summary.resumed = len(done)
         return summary
@@ -175,7 +176,7 @@ def _run(
     monitor = StageMonitor(context, progress)
     settings = TaskSettings(options, output, record=record)
     partitions = max(1, int(spark.conf.get("spark.sql.shuffle.partitions")))
-    summary = RunSummary(inputs=len(files))
+    summary = RunSummary(inputs=len(files), redact_pii=options.redact_pii)
     models_dir: str | None = None  # the run's language models (--lm auto), on the driver
     log.info("spark: %d inputs, %d fit partitions", len(files), partitions)
 

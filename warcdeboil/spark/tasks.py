@@ -371,7 +371,7 @@ def _apply(
         verdicts=str(verdicts) if verdicts is not None else None,
         dedup=options.effective_dedup if verdicts is not None else DedupMode.OFF,
         url_rules=str(rules) if rules is not None else None,
-        made_with=record.side_bytes(codec),
+        made_with=record.side_bytes(codec), redact_pii=options.redact_pii,
     )
     if not is_remote(settings.output):
         return apply_file(replace(job, output=local_path(target)), profiles=profiles.get), name

@@ -55,6 +55,9 @@ class Tally:
     dropped_duplicate_near: int = 0
     revisits_written: int = 0  # --dedup revisit: exact copies written as revisit records
     pages_dropped_bucket: int = 0  # --keep-buckets: cleaned pages of other buckets not written
+    pii_email: int = 0  # --redact-pii: e-mail addresses redacted in the text written
+    pii_ipv4: int = 0  # IPv4 addresses
+    pii_ipv6: int = 0  # IPv6 addresses
     problems: Counter[str] = field(default_factory=Counter)
 
     def problem(self, reason: str) -> None:
