@@ -494,3 +494,29 @@ def test_the_driver_receives_counts_not_pages(
     # 20 scores a partition at most, is all of the small crawl's). A row a page, even a bare
     # score (18 B pickled, as buckets took before), adds over 50 %: 324 more pages.
     assert large_bytes < 1.5 * small_bytes, seen
+
+
+@pytest.mark.parametrize("fmt", [OutputFormat.TEXT, OutputFormat.JSONL], ids=lambda f: f.value)
+def test_pii_redaction_equals_the_local_run(spark, tmp_path: Path, write_archive,
+                                            fmt: OutputFormat) -> None:
+    """--redact-pii: the same redacted text, the same counts per page and in the summary."""
+    src = tmp_path / "crawl"
+    src.mkdir()
+    records = []
+    for i in range(1, 5):
+        html = ("<html><body><nav><a href='/'>Home</a> <a href='/n'>News</a></nav><article>"
+                f"<h1>Story {i} by desk{i}@news.example.org</h1><p>Readers wrote from "
+                f"198.51.100.{i} and 2001:db8::{i} to editor{i}@example.org about version "
+                f"1.2.3.{i} of it, at length, for a good many words.</p></article></body></html>")
+        records.append(warc_record("response", f"http://site.test/s/{i}",
+                                   http_response(html.encode())))
+    write_archive(src / "a.warc.gz", records, Codec.GZIP)
+    local, distributed = _both(spark, src, tmp_path, Options(workers=1, format=fmt,
+                                                             redact_pii=True))
+    _assert_same_outputs(local, distributed)
+    summary = json.loads(json.dumps(clean([src], tmp_path / "again", Options(
+        workers=1, format=fmt, redact_pii=True)).to_dict()))
+    assert summary["pii_redacted"] == {"email": 8, "ipv4": 4, "ipv6": 4}
+    if fmt is OutputFormat.JSONL:
+        assert [p["pii_redacted"] for p in jsonl_pages(distributed)] == [
+            {"email": 2, "ipv4": 1, "ipv6": 1}] * 4

@@ -1,8 +1,8 @@
 """Where pass 2 writes: a sink per output format takes every record of an input in order.
 
-:class:`Sink` is the interface (:mod:`.warc`, :mod:`.wet` and :mod:`.jsonl` implement it, and
-:mod:`.scoring` puts the language model's filters in front of a text sink); :class:`PageResult`
-is one cleaned page as a sink gets it."""
+:class:`Sink` is the interface (:mod:`.warc`, :mod:`.wet` and :mod:`.jsonl` implement it,
+:mod:`.scoring` puts the language model's filters in front of a text sink, and :mod:`.pii` the
+redaction of addresses); :class:`PageResult` is one cleaned page as a sink gets it."""
 
 from __future__ import annotations
 

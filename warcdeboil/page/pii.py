@@ -39,13 +39,22 @@ _LOCAL_PUNCTUATION = frozenset("._%+-'")
 # alternative can match the same character: linear).
 _DOMAIN_RUN = re.compile(rf"(?:[^\W_]|[.-]){{1,{MAX_DOMAIN}}}")
 
-# IPv6: maximal runs of hexadecimal digits, colons and dots (an embedded IPv4 address), with an
-# optional zone (``%eth0``); the longest address written out is 45 characters.
-_IPV6_RUN = re.compile(r"[0-9A-Fa-f:.]{2,}(?:%[0-9A-Za-z_.-]{1,32})?")
+# The patterns that find candidates start with a literal (":", "."), which the regular expression
+# engine looks for at C speed: a class at every position (``[0-9A-Fa-f:.]+``) took 20 times as
+# long on cleaneval's text (0.14 s where the whole run takes 3.7 s).
+# IPv6: two colons at most four hexadecimal digits apart, then the maximal run of hexadecimal
+# digits, colons and dots (an embedded IPv4 address) around them, with an optional zone
+# (``%eth0``); the longest address written out is 45 characters.
+_IPV6_HIT = re.compile(r":[0-9A-Fa-f]{0,4}:")
+_IPV6_TAIL = re.compile(r"[0-9A-Fa-f:.]*(?:%[0-9A-Za-z_.-]{1,32})?")
+_IPV6_CHARS = frozenset("0123456789abcdefABCDEF:.")
 MAX_IPV6 = 45 + 33
-# IPv4: four dotted numbers of 1 to 3 digits, not part of a longer dotted or alphanumeric run
-# (``v1.2.3.4``, ``1.2.3.4.5``, ``2.0.0.1-beta``, ``1.2.3.4b``).
-_IPV4 = re.compile(r"(?<![\w.])[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![\w]|\.[0-9]|[-+][^\W_])")
+# IPv4: the last three of four dotted numbers of 1 to 3 digits, then the first found before them;
+# not part of a longer dotted or alphanumeric run (``v1.2.3.4``, ``1.2.3.4.5``, ``2.0.0.1-beta``,
+# ``1.2.3.4b``).
+_IPV4_HIT = re.compile(r"\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}")
+_IPV4_AFTER = re.compile(r"\w|\.[0-9]|[-+][^\W_]")
+_DIGITS = frozenset("0123456789")
 # A dotted number just after one of these words is a version, not an address.
 _VERSION_BEFORE = re.compile(
     r"(?i)\b(?:v|ver|version|release|rel|build|rev|revision|firmware|update|patch)\.?\s*"
@@ -142,11 +151,20 @@ def _label(label: str) -> bool:
 
 def _ipv6_spans(text: str) -> list[tuple[int, int]]:
     spans = []
-    for match in _IPV6_RUN.finditer(text):
-        start, end = match.span()
-        candidate = match.group()
-        if candidate.count(":") < 2 or len(candidate) > MAX_IPV6:
+    done = 0  # the end of the last run looked at: each run is read once
+    for hit in _IPV6_HIT.finditer(text):
+        if hit.start() < done:
             continue
+        start = hit.start()
+        floor = max(0, start - MAX_IPV6 - 1)
+        while start > floor and text[start - 1] in _IPV6_CHARS:
+            start -= 1
+        tail = _IPV6_TAIL.match(text, hit.start())
+        assert tail is not None  # the pattern matches the empty string
+        end = done = tail.end()
+        candidate = text[start:end]
+        if (start > 0 and text[start - 1] in _IPV6_CHARS) or len(candidate) > MAX_IPV6:
+            continue  # longer than any address
         address, _, zone = candidate.partition("%")
         if not zone:  # a sentence's full stop or colon after the address is not its own
             stripped = address.rstrip(".")
@@ -168,6 +186,8 @@ def _ipv6_address(text: str, start: int, end: int, address: str) -> bool:
     before = text[start - 1] if start > 0 else " "
     if before.isalnum() or before == "_" or (before == ":" and text[start - 2:start] == "::"):
         return False  # std::vector, Foo::Bar: part of a name
+    if before == "%" and start > 1 and text[start - 2] in _IPV6_CHARS:
+        return False  # the zone of an address (or of what looks like one) before it
     if end < len(text) and (text[end].isalnum() or text[end] in "_:"):
         return False
     if start > 1 and text[start - 1] == "[" and (text[start - 2].isalnum()
@@ -189,15 +209,24 @@ def _ipv6_address(text: str, start: int, end: int, address: str) -> bool:
 
 def _ipv4_spans(text: str) -> list[tuple[int, int]]:
     spans = []
-    for match in _IPV4.finditer(text):
-        start = match.start()
+    for hit in _IPV4_HIT.finditer(text):
+        dot, end = hit.span()
+        start = dot
+        while start > 0 and dot - start < 3 and text[start - 1] in _DIGITS:
+            start -= 1
+        if start == dot:
+            continue  # no first number
+        if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+            continue  # v1.2.3.4, 1234.1.2.3, 1.2.3.4.5
+        if _IPV4_AFTER.match(text, end):
+            continue  # 1.2.3.4b, 1.2.3.4.5, 2.0.0.1-beta
         if _VERSION_BEFORE.search(text[max(0, start - _VERSION_WINDOW):start]):
             continue  # version 1.2.3.4, build 10.0.0.1
         try:
-            ipaddress.IPv4Address(match.group())  # refuses 256.1.1.1 and 01.02.03.04
+            ipaddress.IPv4Address(text[start:end])  # refuses 256.1.1.1 and 01.02.03.04
         except ValueError:
             continue
-        spans.append(match.span())
+        spans.append((start, end))
     return spans
 
 

@@ -1,0 +1,97 @@
+"""What ``--redact-pii`` costs: the CPU of a content-mode JSONL run (one worker) of each
+evaluation archive with and without it, and the redaction's own CPU on the same page texts (the
+part a shared machine's load moves least).
+
+    python benchmarks/pii_cost.py ../shared/eval/*.warc.gz [--repeat 3] [--json out.json]
+
+Each run is a subprocess (``warcdeboil clean ARCHIVE -f jsonl -j 1 -q``), its CPU the user and
+system time of its process tree; runs with and without the option alternate, and the least of
+``--repeat`` is kept. The redaction's own CPU: :class:`warcdeboil.page.pii.Redactor` over every
+page's ``text`` of the run without the option, in this process (the least of three). Counts are
+the run's ``pii_redacted``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def run_cpu(archive: Path, out: Path, redact: bool) -> tuple[float, dict]:
+    """The CPU seconds of one run, and its summary."""
+    args = [sys.executable, "-m", "warcdeboil", "clean", str(archive), "-o", str(out), "-f",
+            "jsonl", "-j", "1", "--json"] + (["--redact-pii"] if redact else [])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(args, check=True, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, json.loads(done.stdout)
+
+
+def texts_of(out: Path) -> list[str]:
+    texts = []
+    for path in sorted(out.glob("*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            texts += [json.loads(line)["text"] for line in fh]
+    return texts
+
+
+def redaction_cpu(texts: list[str]) -> float:
+    from warcdeboil.page.pii import Redactor
+
+    redactor = Redactor()
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        for text in texts:
+            redactor.redact(text)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("archives", type=Path, nargs="+")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    rows = []
+    print("| dataset | pages | chars | run CPU s | with --redact-pii | + % | redaction CPU s | "
+          "% of run | e-mail | IPv4 | IPv6 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for archive in args.archives:
+        plain, redacted = float("inf"), float("inf")
+        counts: dict = {}
+        with tempfile.TemporaryDirectory(prefix="warcdeboil-pii-") as tmp:
+            for i in range(args.repeat):
+                cpu, _ = run_cpu(archive, Path(tmp) / f"plain{i}", False)
+                plain = min(plain, cpu)
+                cpu, summary = run_cpu(archive, Path(tmp) / f"pii{i}", True)
+                redacted = min(redacted, cpu)
+                counts = summary["pii_redacted"]
+                pages = summary["pages"]
+            texts = texts_of(Path(tmp) / "plain0")
+        own = redaction_cpu(texts)
+        name = archive.name.split(".")[0]
+        row = {"dataset": name, "pages": pages, "chars": sum(map(len, texts)),
+               "run_cpu": round(plain, 2), "run_cpu_redact": round(redacted, 2),
+               "added_percent": round(100 * (redacted - plain) / plain, 1),
+               "redaction_cpu": round(own, 3), "redaction_percent": round(100 * own / plain, 2),
+               **counts}
+        rows.append(row)
+        print(f"| {name} | {pages:,} | {row['chars']:,} | {plain:.2f} | {redacted:.2f} | "
+              f"{row['added_percent']:+.1f} | {own:.3f} | {row['redaction_percent']:.2f} | "
+              f"{counts['email']:,} | {counts['ipv4']:,} | {counts['ipv6']:,} |", flush=True)
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
