@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import struct
 from pathlib import Path
 from types import ModuleType
 
@@ -20,11 +21,23 @@ from conftest import (
 )
 from hypothesis import given
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from warcdeboil.api import Deboiler
+from warcdeboil.cli import app
+from warcdeboil.errors import ConfigError
 from warcdeboil.output.formats import OutputFormat
-from warcdeboil.page.language import MIN_CONFIDENCE, SAMPLE_CHARS, Guess, identify, iso639_3
+from warcdeboil.page.language import (
+    MIN_CONFIDENCE,
+    SAMPLE_CHARS,
+    Guess,
+    default_model_path,
+    identify,
+    iso639_3,
+)
 from warcdeboil.page.language_codes import from_label
 from warcdeboil.run.local import clean
+from warcdeboil.run.madewith import side_path
 from warcdeboil.run.options import Options
 from warcdeboil.warc.compression import Codec
 from warcdeboil.warc.reader import iter_records
@@ -160,6 +173,7 @@ def test_wet_records_name_the_language(tmp_path: Path, write_archive: ArchiveBui
     pages = {
         "https://a.example/en": SENTENCES["en"], "https://b.example/de": SENTENCES["de"],
         "https://c.example/ru": SENTENCES["ru"], "https://d.example/short": "ok",
+        "https://e.example/ha": BEYOND["ha"], "https://f.example/chr": BEYOND["chr"],
     }
     records = [warc_record("response", url, http_response(
         f"<html><body><p>{text}</p></body></html>".encode())) for url, text in pages.items()]
@@ -170,7 +184,8 @@ def test_wet_records_name_the_language(tmp_path: Path, write_archive: ArchiveBui
     languages = {r.target_uri: r.get("WARC-Identified-Content-Language")
                  for r in iter_records(wet) if r.rec_type == "conversion"}
     assert languages == {"https://a.example/en": "eng", "https://b.example/de": "deu",
-                         "https://c.example/ru": "rus", "https://d.example/short": None}
+                         "https://c.example/ru": "rus", "https://d.example/short": None,
+                         "https://e.example/ha": "hau", "https://f.example/chr": "chr"}
     [jsonl] = outputs_of(tmp_path / "jsonl")
     with gzip.open(jsonl, "rt", encoding="utf-8") as fh:
         objs = {obj["url"]: obj for obj in map(json.loads, fh)}
@@ -178,6 +193,9 @@ def test_wet_records_name_the_language(tmp_path: Path, write_archive: ArchiveBui
     assert objs["https://b.example/de"]["language_confidence"] >= MIN_CONFIDENCE
     assert objs["https://d.example/short"]["language"] is None
     assert objs["https://d.example/short"]["language_confidence"] == 0.0
+    # ISO 639-1 where the language has a code there, else ISO 639-3 (Cherokee has none).
+    assert objs["https://e.example/ha"]["language"] == "ha"
+    assert objs["https://f.example/chr"]["language"] == "chr"
 
 
 def _benchmark() -> ModuleType:
@@ -223,3 +241,87 @@ def test_accuracy_on_multilingual_output(tmp_path: Path) -> None:
 def test_model_labels_give_both_codes(label: str, codes: tuple[str, str]) -> None:
     assert from_label(label) == codes
     assert iso639_3(codes[0]) == codes[1] or codes[1] == "arb"
+
+
+def write_fasttext_model(path: Path, vectors: dict[str, tuple[float, float]],
+                         labels: dict[str, tuple[float, float]]) -> Path:
+    """A supervised fastText model file (format version 12, not quantized, two dimensions, no
+    subwords): each word's input vector, each label's output row; its answer is the softmax of
+    the rows against the mean of the text's word vectors ("</s>", the end of the line, is 0)."""
+    out = bytearray(struct.pack("<ii", 793712314, 12))  # magic, version
+    # dim ws epoch minCount neg wordNgrams loss (softmax) model (supervised) bucket minn maxn
+    # lrUpdateRate; t
+    out += struct.pack("<12id", 2, 5, 5, 1, 5, 1, 3, 3, 0, 0, 0, 100, 1e-4)
+    words = ["</s>", *vectors]
+    out += struct.pack("<iiiqq", len(words) + len(labels), len(words), len(labels), 100, -1)
+    for word in words:
+        out += word.encode() + b"\0" + struct.pack("<qb", 1, 0)
+    for label in labels:
+        out += label.encode() + b"\0" + struct.pack("<qb", 1, 1)
+    out += b"\0" + struct.pack("<qq", len(words), 2) + struct.pack("<2f", 0.0, 0.0)
+    for vector in vectors.values():
+        out += struct.pack("<2f", *vector)
+    out += b"\0" + struct.pack("<qq", len(labels), 2)
+    for row in labels.values():
+        out += struct.pack("<2f", *row)
+    path.write_bytes(bytes(out))
+    return path
+
+
+KLINGON = "xyzzy plugh " * 10  # a language of two words, which only the tiny model knows
+
+
+def _tiny_model(tmp_path: Path) -> Path:
+    # GlotLID's labels (ISO 639-3 and script); Klingon has no ISO 639-1 code.
+    return write_fasttext_model(tmp_path / "tiny.bin", {"xyzzy": (10.0, 0.0), "plugh": (10.0, 0.0)},
+                                {"__label__tlh_Latn": (5.0, 0.0), "__label__eng_Latn": (-5.0, 0.0)})
+
+
+def test_a_given_model_decides_the_language(tmp_path: Path,
+                                             write_archive: ArchiveBuilder) -> None:
+    model = str(_tiny_model(tmp_path))
+    assert identify(KLINGON, model) == Guess("tlh", 1.0)
+    assert identify(KLINGON).language != "tlh"  # the default model does not know it
+    # Text the tiny model has no word of: it is unsure (one half each), CLD2 decides.
+    assert identify(SENTENCES["de"], model).language == "de"
+    pages = {"https://a.example/tlh": KLINGON, "https://b.example/de": SENTENCES["de"]}
+    records = [warc_record("response", url, http_response(
+        f"<html><body><p>{text}</p></body></html>".encode())) for url, text in pages.items()]
+    source = write_archive(tmp_path / "in.warc.gz", records, Codec.GZIP)
+    for fmt in (OutputFormat.TEXT, OutputFormat.JSONL):
+        clean([source], tmp_path / fmt.value, Options(workers=1, format=fmt, language_model=model))
+    [wet] = outputs_of(tmp_path / "text")
+    assert {r.target_uri: r.get("WARC-Identified-Content-Language")
+            for r in iter_records(wet) if r.rec_type == "conversion"} == {
+        "https://a.example/tlh": "tlh", "https://b.example/de": "deu"}
+    [jsonl] = outputs_of(tmp_path / "jsonl")
+    with gzip.open(jsonl, "rt", encoding="utf-8") as fh:
+        assert {o["url"]: o["language"] for o in map(json.loads, fh)} == {
+            "https://a.example/tlh": "tlh", "https://b.example/de": "de"}
+    # The outputs' record of their options names the model (--resume tells another apart).
+    assert "tiny.bin sha1:" in side_path(jsonl).read_text()
+    # The in-memory API takes it too.
+    [page] = Deboiler(language_id_model=model).fit([]).transform(
+        [("https://a.example/tlh", f"<p>{KLINGON}</p>".encode())])
+    assert page.language == "tlh"
+
+
+@pytest.mark.parametrize("content", [None, b"", b"not a model at all", "cut"])
+def test_a_missing_or_bad_model_file_is_one_line(tmp_path: Path, content: bytes | str | None,
+                                                 write_archive: ArchiveBuilder) -> None:
+    path = tmp_path / "lid.bin"
+    if content == "cut":  # a real model cut short: fastText's loader would never return
+        path.write_bytes(Path(default_model_path()).read_bytes()[:50_000])
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    source = write_archive(tmp_path / "in.warc.gz", [warc_record("response", "https://a.example/",
+                           http_response(b"<p>Hello</p>"))], Codec.GZIP)
+    result = CliRunner().invoke(app, ["clean", str(source), "-o", str(tmp_path / "out"), "-q",
+                                      "-f", "jsonl", "--language-model", str(path)])
+    assert result.exit_code == 1
+    [line] = result.output.strip().splitlines()
+    assert line.startswith(f"warcdeboil: error: {path}: ")
+    assert "language-identification model" in line
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+    with pytest.raises(ConfigError, match="language-identification model"):
+        Deboiler(language_id_model=str(path))

@@ -103,9 +103,17 @@ class Deboiler:
     def __init__(
         self, *, site_key: SiteKeyMode = SiteKeyMode.HOST, params: FitParams | None = None,
         mode: Mode = Mode.TEMPLATE, language_model: LanguageModel | None = None,
+        language_id_model: str = "",
     ) -> None:
         self.mode = Mode(mode)
         self.language_model = language_model  # scores each page's text (``perplexity``)
+        # A fastText identification model file for ``language`` (the CLI's --language-model);
+        # "": lid.176's small model. A missing or bad file raises ConfigError here.
+        self.language_id_model = str(language_id_model) if language_id_model else ""
+        if self.language_id_model:
+            from warcdeboil.page.language import check_model_file
+
+            check_model_file(self.language_id_model)
         self.site_key = SiteKeyMode(site_key)
         self.params = params or FitParams()
         self.profiles_: dict[str, SiteProfile] = {}
@@ -139,7 +147,8 @@ class Deboiler:
         if self.language_model is not None:
             from warcdeboil.lm.scoring import LmSettings, PageScorer  # only with a language model
 
-            scorer = PageScorer(LmSettings("in memory"), self.language_model)
+            scorer = PageScorer(LmSettings("in memory", language_model=self.language_id_model),
+                                self.language_model)
         name = (escape_name(os.path.basename(os.fspath(warc_file))) if warc_file is not None
                 else None)
         for url, markup, source in _read(pages):
@@ -149,7 +158,8 @@ class Deboiler:
             cleaned, content, _ = clean_page(page, profile, self.mode, url=url)
             document = clean_document(markup, page, profile) if html else None
             score = scorer.score(cleaned, content) if scorer is not None else None
-            fields = page_fields(page, cleaned, content, markdown=True, score=score)
+            fields = page_fields(page, cleaned, content, markdown=True, score=score,
+                                 language_model=self.language_id_model)
             extra: dict[str, Any] = {key: fields[key] for key in _JSONL_FIELDS}
             if source is None:
                 extra["html_bytes_before"] = len(markup) if isinstance(markup, bytes) else len(

@@ -37,8 +37,8 @@ from typing import Any, NamedTuple
 from warcdeboil.errors import ConfigError
 from warcdeboil.page.language_codes import from_label, iso639_1, iso639_3
 
-__all__ = ["MIN_CONFIDENCE", "Guess", "Identifier", "default_model_path", "detect", "identify",
-           "identifier", "iso639_3", "primary_subtag"]
+__all__ = ["MIN_CONFIDENCE", "Guess", "Identifier", "check_model_file", "default_model_path",
+           "detect", "identifier", "identify", "iso639_3", "primary_subtag"]
 
 # Of the text's start, which bounds the cost (fastText's grows with the length). On the UDHR
 # pieces of the 113 languages lid.176 and CLD2 both name (benchmarks/languages.py), the mean
@@ -211,6 +211,45 @@ def _by_script(sample: str, letters: int) -> tuple[str, float] | None:
         return None
     sure = SURE_SYLLABLES if code in ("ja", "ko") else SURE_LETTERS
     return code, min(1.0, own / letters) * min(1.0, own / sure)
+
+
+# Checking a given model file in a child process: fastText's loader loops for ever (and grows
+# its memory) on a file cut short in its dictionary, and may crash on others. The child has
+# this long, and this much memory beside the file's size, to load it and answer once.
+CHECK_SECONDS = 60.0
+CHECK_SECONDS_PER_GB = 60.0
+CHECK_MEMORY = 512 << 20
+_CHECK = """
+import resource, sys
+limit = int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+import fasttext
+model = fasttext.load_model(sys.argv[1])
+model.predict("warm up", k=1)
+"""
+
+
+def check_model_file(path: str) -> None:
+    """Raise ConfigError, one line, unless ``path`` is a fastText model that loads and
+    answers: run where a user names a model (the command line, the API), before any work."""
+    import subprocess
+    import sys
+
+    if not os.path.isfile(path):
+        raise ConfigError(f"{path}: no such language-identification model file")
+    size = os.path.getsize(path)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _CHECK, path, str(3 * size + CHECK_MEMORY)],
+            capture_output=True, text=True, errors="replace",
+            timeout=CHECK_SECONDS + CHECK_SECONDS_PER_GB * size / 1e9, check=False)
+    except subprocess.TimeoutExpired:
+        raise ConfigError(f"{path}: not a fastText language-identification model (loading "
+                          "it did not finish: a file cut short?)") from None
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        reason = lines[-1].strip() if lines else f"exit status {done.returncode}"
+        raise ConfigError(f"{path}: not a fastText language-identification model ({reason})")
 
 
 @lru_cache(maxsize=4)

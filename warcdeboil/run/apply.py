@@ -102,6 +102,7 @@ class ApplyJob:
     scores_store: str | None = None  # their perplexities as that stage scored them (buckets)
     url_rules: str | None = None  # rules learned in the run: JSONL says each url_canonical
     made_with: bytes | None = None  # the record of its options, written beside it (.madewith)
+    language_model: str = ""  # --language-model; "": lid.176's small model
 
     @property
     def structure(self) -> bool:
@@ -359,14 +360,15 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
         links = LinkLog(Path(job.links)) if job.links else None
         return WarcSink(out, job.codec, in_codec, source, dictionary, names, links)
     if job.format is OutputFormat.TEXT:
-        return TextSink(out, job.codec, dictionary, names)
+        return TextSink(out, job.codec, dictionary, names, job.language_model)
     rules = None
     if job.url_rules is not None:  # loaded by each worker, once for its input
         from warcdeboil.urlrules import UrlRules  # only runs with --url-rules
 
         rules = UrlRules.load(job.url_rules)
     return JsonlSink(out, job.codec, job.path, markdown=job.format is OutputFormat.MARKDOWN,
-                      duplicates=job.dedup is not DedupMode.OFF, rules=rules)
+                      duplicates=job.dedup is not DedupMode.OFF, rules=rules,
+                      language_model=job.language_model)
 
 
 def _train_on(path: str, spans: Sequence[Span] | None) -> bytes | None:
