@@ -89,6 +89,16 @@ _OWN_SCRIPTS: tuple[tuple[str, str], ...] = (
     ("vai", "\ua500-\ua63f"),  # Vai
     ("ii", "\ua000-\ua4cf"),  # Yi
     ("sat", "\u1c50-\u1c7f"),  # Ol Chiki
+    ("jv", "\ua980-\ua9df"),  # Javanese
+    ("su", "\u1b80-\u1bbf\u1cc0-\u1ccf"),  # Sundanese
+    ("ban", "\u1b00-\u1b7f"),  # Balinese
+    ("bug", "\u1a00-\u1a1f"),  # Buginese
+    ("nqo", "\u07c0-\u07ff"),  # N'Ko
+    ("mn", "\u1800-\u18af"),  # Mongolian
+    ("mni", "\uabc0-\uabff\uaae0-\uaaff"),  # Meetei Mayek
+    ("lep", "\u1c00-\u1c4f"),  # Lepcha
+    ("lif", "\u1900-\u194f"),  # Limbu
+    ("bax", "\ua6a0-\ua6ff"),  # Bamum
 )
 _RANGES = sorted((ord(ranges[i]), code) for code, ranges in _OWN_SCRIPTS
                  for i in range(0, len(ranges), 3))  # "a-b" ranges: 3 characters each
@@ -133,7 +143,8 @@ class Identifier:
 
         try:
             self._model: Any = fasttext.load_model(path)
-            self._model.predict("warm up", k=1)
+            labels = self._model.predict("warm up", k=-1, threshold=-1.0)[0]  # all of them
+            self.languages = frozenset(filter(None, (from_label(label)[0] for label in labels)))
         except Exception as exc:  # noqa: BLE001 - the binding raises ValueError, RuntimeError...
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise ConfigError(f"{path}: not a fastText language-identification model "
@@ -162,17 +173,18 @@ class Identifier:
         if letters < MIN_LETTERS and not _HAN.search(sample):
             return _UNSURE
         line = _LINE_BREAKS.sub(" ", sample).strip()
+        # CLD2 knows languages lid.176 does not (Hausa, Zulu, Tigrinya, Faroese...): where it
+        # is reliable and names one the model cannot, it decides; and where the model is unsure
+        # (it is better at some the model knows: Romansh, Haitian).
+        other = _cld2(line)
+        if other is not None and other[0] not in self.languages:
+            return other
         labels, probabilities = self._model.predict(line, k=1)
         language = from_label(labels[0])[0] if labels else ""
         probability = min(1.0, float(probabilities[0])) if language else 0.0
-        if probability >= SURE_MODEL:
-            return language, probability
-        # Unsure: CLD2 knows languages lid.176 does not (Hausa, Zulu, Samoan...) and is better
-        # at some it knows (Romansh, Haitian); it speaks where it says it is reliable.
-        other = _cld2(line)
-        if other is not None:
-            return other
-        return (language, probability) if language else _UNSURE
+        if probability >= SURE_MODEL or other is None:
+            return (language, probability) if language else _UNSURE
+        return other
 
 
 def _cld2(line: str) -> tuple[str, float] | None:
