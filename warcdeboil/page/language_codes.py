@@ -75,8 +75,10 @@ def iso639_1(code3: str) -> str:
 def from_label(label: str) -> tuple[str, str]:
     """A fastText label's language as (ISO 639-1 or else 639-3 code, ISO 639-3 code); ("", "")
     for a label that names no language (GlotLID's ``und``, ``zxx``)."""
-    name = label.removeprefix("__label__").split("_", 1)[0].split("-", 1)[0].lower()
-    name = _LABEL_FIXES.get(name, name)
+    name, script = (label.removeprefix("__label__").split("-", 1)[0].lower().split("_", 1)
+                    + [""])[:2]
+    if not script:  # lid.176's labels (GlotLID's name a script too, and are ISO 639-3)
+        name = _LABEL_FIXES.get(name, name)
     if not name.isalpha() or name in ("und", "zxx", "mis", "mul"):
         return "", ""
     if len(name) == 2:
