@@ -172,11 +172,14 @@ class Identifier:
                 return by_script
         if letters < MIN_LETTERS and not _HAN.search(sample):
             return _UNSURE
-        line = _LINE_BREAKS.sub(" ", sample).strip()
+        # As UTF-8: a text may hold lone surrogates (bytes its charset did not decode), which
+        # neither binding takes; they become U+FFFD.
+        data = _LINE_BREAKS.sub(" ", sample).strip().encode("utf-8", "replace")
+        line = data.decode("utf-8")
         # CLD2 knows languages lid.176 does not (Hausa, Zulu, Tigrinya, Faroese...): where it
         # is reliable and names one the model cannot, it decides; and where the model is unsure
         # (it is better at some the model knows: Romansh, Haitian).
-        other = _cld2(line)
+        other = _cld2(data)
         if other is not None and other[0] not in self.languages:
             return other
         labels, probabilities = self._model.predict(line, k=1)
@@ -187,13 +190,13 @@ class Identifier:
         return other
 
 
-def _cld2(line: str) -> tuple[str, float] | None:
+def _cld2(data: bytes) -> tuple[str, float] | None:
     """CLD2's language of the text and its share of the text (0..1), when CLD2 says it is
     reliable; else None."""
     import pycld2  # with the fastText model: loaded where a language is asked
 
     try:
-        reliable, _, details = pycld2.detect(line.encode("utf-8", "replace"))
+        reliable, _, details = pycld2.detect(data)
     except pycld2.error:  # control characters CLD2 refuses
         return None
     if not reliable or not details:
