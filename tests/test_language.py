@@ -14,6 +14,7 @@ from conftest import (
     ROOT,
     ArchiveBuilder,
     http_response,
+    jsonl_pages,
     load_script,
     outputs_of,
     shared_file,
@@ -335,3 +336,39 @@ def test_a_missing_or_bad_model_file_is_one_line(tmp_path: Path, content: bytes 
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
     with pytest.raises(ConfigError, match="language-identification model"):
         Deboiler(language_id_model=str(path))
+
+
+@pytest.mark.parametrize("dedup", ["off", "mark"])  # pass 2 alone; the duplicate stage first
+def test_apply_takes_the_model_too(tmp_path: Path, write_archive: ArchiveBuilder,
+                                   dedup: str) -> None:
+    model = str(_tiny_model(tmp_path))
+    records = [warc_record("response", f"https://a.example/{i}", http_response(
+        f"<html><body><nav>Home</nav><p>{KLINGON} {i}</p></body></html>".encode()))
+        for i in range(3)]
+    source = write_archive(tmp_path / "in.warc.gz", records, Codec.GZIP)
+    work, profiles, out = tmp_path / "work", tmp_path / "profiles", tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(app, ["index", str(source), "--work-dir", str(work), "-q"]).exit_code == 0
+    assert runner.invoke(app, ["fit", "--work-dir", str(work), "--profiles", str(profiles),
+                               "-q"]).exit_code == 0
+    result = runner.invoke(app, ["apply", str(source), "-o", str(out), "--profiles",
+                                 str(profiles), "-f", "jsonl", "--dedup", dedup, "-q",
+                                 "--language-model", model])
+    assert result.exit_code == 0, result.output
+    assert [page["language"] for page in jsonl_pages(out)] == ["tlh"] * 3
+
+
+def test_lm_auto_routes_by_the_given_model(tmp_path: Path, write_archive: ArchiveBuilder) -> None:
+    # The stage before pass 2 identifies the pages (and pass 2 takes its answer): with the
+    # model given, a model of Klingon is trained and scores them.
+    model = str(_tiny_model(tmp_path))
+    records = [warc_record("response", f"https://a.example/{i}", http_response(
+        f"<html><body><p>{KLINGON * 3} {i}</p></body></html>".encode())) for i in range(40)]
+    source = write_archive(tmp_path / "in.warc.gz", records, Codec.GZIP)
+    result = CliRunner().invoke(app, ["clean", str(source), "-o", str(tmp_path / "out"), "-q",
+                                      "-f", "jsonl", "-j", "1", "--lm", "auto",
+                                      "--language-model", model])
+    assert result.exit_code == 0, result.output
+    pages = jsonl_pages(tmp_path / "out")
+    assert len(pages) == 40
+    assert all(p["language"] == "tlh" and p["perplexity"] is not None for p in pages)
