@@ -33,6 +33,14 @@ _WORDS = {
            "auch es an werden aus er hat dass sie nach wird bei einer um am sind noch wie "
            "einem über einen so zum war haben nur oder aber vor zur bis mehr durch man sein "
            "wurde sei Jahr Zeit Stadt Wasser Garten Winter Markt Arzt Fenster Brief Morgen Dorf"),
+    # Two languages the first identifier (function words of 33 languages) did not know.
+    "cy": ("y yr a ac i o yn ar am gan mae oedd bod wedi ei eu hyn hon fel ond neu pan lle dim "
+           "gyda rhwng dros heb tua bydd roedd mewn amser dyn blwyddyn byd gwaith plant tref "
+           "dŵr gardd gaeaf marchnad meddyg ffenest llythyr bore pentref afon mynydd iaith pobl "
+           "ysgol"),
+    "ha": ("da a na ta ya su ba in ko cikin kuma wanda wannan shi ita yana tana suna za ga "
+           "daga domin saboda amma don haka lokaci mutane gari ruwa kasuwa likita taga wasika "
+           "safe kauye kogi dutse yara makaranta aiki shekara duniya gida"),
 }
 
 
@@ -96,6 +104,22 @@ def test_auto_scores_each_page_with_its_language_model_of_the_other_half(
         assert page["perplexity"] == pytest.approx(other.perplexity(page["text"]), rel=1e-9)
         wrong = models["de" if page["language"] == "en" else "en", 1 - url_half(page["url"])]
         assert wrong.perplexity(page["text"]) > 5 * page["perplexity"]
+
+
+def test_auto_trains_a_model_for_every_language_with_enough_text(
+    tmp_path: Path, write_archive: ArchiveBuilder
+) -> None:
+    """Not only the languages of a fixed list: Welsh and Hausa pages get models of their own,
+    and every page a perplexity under its language's model of the other half."""
+    pages = _pages("en", 30, 1) + _pages("cy", 30, 2) + _pages("ha", 30, 3)
+    records = [warc_record("response", url, http_response(html.encode()))
+               for url, html in pages]
+    archive = write_archive(tmp_path / "crawl.warc.gz", records, Codec.GZIP)
+    _clean(archive, tmp_path / "out", "--lm", "auto", "--perplexity-buckets")
+    found = jsonl_pages(tmp_path / "out")
+    by_site = {(p["url"].split("/")[2], p["language"]) for p in found}
+    assert by_site == {("en.example", "en"), ("cy.example", "cy"), ("ha.example", "ha")}
+    assert all(p["perplexity"] is not None and p["perplexity_bucket"] for p in found)
 
 
 def test_a_run_model_is_the_word_model_of_all_its_text() -> None:

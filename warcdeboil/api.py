@@ -105,11 +105,18 @@ class Deboiler:
     def __init__(
         self, *, site_key: SiteKeyMode = SiteKeyMode.HOST, params: FitParams | None = None,
         mode: Mode = Mode.TEMPLATE, language_model: LanguageModel | None = None,
-        redact_pii: bool = False,
+        redact_pii: bool = False, language_id_model: str = "",
     ) -> None:
         self.mode = Mode(mode)
         self.language_model = language_model  # scores each page's text (``perplexity``)
         self.redact_pii = redact_pii  # addresses in the text replaced, as --redact-pii does
+        # A fastText identification model file for ``language`` (the CLI's --language-model);
+        # "": lid.176's small model. A missing or bad file raises ConfigError here.
+        self.language_id_model = str(language_id_model) if language_id_model else ""
+        if self.language_id_model:
+            from warcdeboil.page.language import check_model_file
+
+            check_model_file(self.language_id_model)
         self.site_key = SiteKeyMode(site_key)
         self.params = params or FitParams()
         self.profiles_: dict[str, SiteProfile] = {}
@@ -143,7 +150,8 @@ class Deboiler:
         if self.language_model is not None:
             from warcdeboil.lm.scoring import LmSettings, PageScorer  # only with a language model
 
-            scorer = PageScorer(LmSettings("in memory"), self.language_model)
+            scorer = PageScorer(LmSettings("in memory", language_model=self.language_id_model),
+                                self.language_model)
         redactor = None
         if self.redact_pii:
             from warcdeboil.page.pii import Redactor  # only when asked
@@ -169,10 +177,10 @@ class Deboiler:
 
                 redacted, content, counts = redact_cleaning(redactor, cleaned, content)
                 if redacted is not cleaned:  # the language of the text before, as JSONL's
-                    guess = identify(cleaned.text)
+                    guess = identify(cleaned.text, model=self.language_id_model)
                 cleaned = redacted
             fields = page_fields(page, cleaned, content, markdown=True, score=score,
-                                 guess=guess)
+                                 guess=guess, language_model=self.language_id_model)
             extra: dict[str, Any] = {key: fields[key] for key in _JSONL_FIELDS}
             extra["pii_redacted"] = counts
             if source is None:

@@ -21,6 +21,7 @@ from .options import (
     Format,
     JsonSummary,
     KeepBuckets,
+    LanguageIdModel,
     LinePerplexity,
     LmModel,
     Locations,
@@ -108,6 +109,7 @@ def clean(
     ] = None,
     report: ReportDir = None,
     lm: LmModel = None,
+    language_model: LanguageIdModel = None,
     line_perplexity: LinePerplexity = False,
     max_line_perplexity: MaxLinePerplexity = None,
     max_page_perplexity: MaxPagePerplexity = None,
@@ -162,7 +164,8 @@ def clean(
             limits=PageLimits(max_page_mb << 20, max_page_tags, max_page_depth),
             lm=lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
                             max_page_perplexity, perplexity_buckets, keep_buckets),
-            dedup=dedup, url_rules=str(url_rules) if url_rules is not None else None,
+            language_model=language_model, dedup=dedup,
+            url_rules=str(url_rules) if url_rules is not None else None,
             redact_pii=redact_pii,
         )
         reporter = (_Reporter(report, quiet, options.worker_count) if report is not None

@@ -90,6 +90,13 @@ LmModel = Annotated[
                  "can read) or a URL; 'auto' (clean): train one a language on the run's own "
                  "text after the fit."),
 ]
+LanguageIdModel = Annotated[
+    Path | None,
+    typer.Option("--language-model", help="A fastText language-identification model file "
+                 "(lid.176.bin, GlotLID's model.bin) instead of the small lid.176 model that "
+                 "ships with warcdeboil: the language of JSONL, WET and --lm auto. On Spark, a "
+                 "path every executor can read."),
+]
 PerplexityBuckets = Annotated[
     bool, typer.Option("--perplexity-buckets", help="JSONL: perplexity_bucket, head, middle or "
                        "tail by the 30th and 60th percentiles of the language's pages (clean).")
@@ -144,6 +151,12 @@ def build_options(**kwargs: Any) -> Any:
     compress = kwargs.pop("compress", "auto")
     codec = None if compress == "auto" else parse_codec(compress)
     run_size = kwargs.pop("run_size", 64)
+    language_model = kwargs.pop("language_model", None)
+    if language_model is not None:
+        from warcdeboil.page.language import check_model_file
+
+        check_model_file(str(language_model))  # a missing or bad file: one line, before work
+        kwargs["language_model"] = str(language_model)
     return Options(fit=fit, compress=codec, run_bytes=run_size << 20, **kwargs)
 
 

@@ -26,6 +26,7 @@ from .options import (
     Format,
     Inputs,
     JsonSummary,
+    LanguageIdModel,
     LinePerplexity,
     LmModel,
     MaxIou,
@@ -116,6 +117,7 @@ def apply(
     json_summary: JsonSummary = False,
     report: ReportDir = None,
     lm: LmModel = None,
+    language_model: LanguageIdModel = None,
     line_perplexity: LinePerplexity = False,
     max_line_perplexity: MaxLinePerplexity = None,
     max_page_perplexity: MaxPagePerplexity = None,
@@ -143,7 +145,7 @@ def apply(
             min_occurrence=1, zstd_dictionary=zstd_dict,
             lm=lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
                             max_page_perplexity, run=False),
-            dedup=dedup, redact_pii=redact_pii,
+            language_model=language_model, dedup=dedup, redact_pii=redact_pii,
         )
         found = discover_inputs(inputs, exclude=local_output_dir(output))
         with ProgressBars(not quiet and sys.stderr.isatty()) as bars:

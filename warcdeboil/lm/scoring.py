@@ -54,6 +54,7 @@ class LmSettings:
     # (language, head's upper limit, middle's upper limit).
     trained: tuple[tuple[str, int, str], ...] = ()
     limits: tuple[tuple[str, float, float], ...] | None = None
+    language_model: str = ""  # the identification model that routes pages (--language-model)
 
     @property
     def auto(self) -> bool:
@@ -232,7 +233,7 @@ class PageScorer:
         from warcdeboil.page.language import identify
 
         if language is None:
-            language = identify(text).language
+            language = identify(text, self.settings.language_model).language
         if not self.settings.auto:
             return language, self._given()
         return language, self._model((language, 1 - url_half(url)))

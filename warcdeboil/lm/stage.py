@@ -118,6 +118,7 @@ class _TextJob:
     # Whether the output reads its pages with structure marks: a page stored with them for the
     # duplicate stage alone is cleaned without them, as pass 2 would (template-mode text).
     structure: bool = True
+    language_model: str = ""  # --language-model: the identifier of the pages' languages
 
 
 @dataclass
@@ -229,7 +230,7 @@ class _Walk:
                 analysed = without_structure(analysed)  # its template's cuts are found again
             cleaning = clean_page(analysed, profile, self.job.mode,
                                   known if analysed is entry.page else None, entry.url)
-            language, confidence = identify(cleaning.cleaned.text)
+            language, confidence = identify(cleaning.cleaned.text, self.job.language_model)
             page: Cleaned = (entry.ordinal, entry.url, *cleaning, language, confidence)
             kept.add(page)
             if self.scores is not None:
@@ -501,7 +502,8 @@ def prepare_lm(
                      str(spill_dir), i,
                      str(profiles_dir) if profiles_dir else None, partitions, site_key, mode,
                      settings if score_now else None, str(scores_path(work_dir, i)),
-                     sign[i] if sign is not None else None, cross, not blocks, structure)
+                     sign[i] if sign is not None else None, cross, not blocks, structure,
+                     settings.language_model)
             for i, store in enumerate(stores)]
     walked = run_jobs(_spill_texts, jobs, workers, lambda _: None, stage="lm texts",
                       name=lambda job: job.store)

@@ -36,7 +36,8 @@ class JsonlSink(Sink):
     """One JSON object per page: identity, page attributes, text (and Markdown when asked)."""
 
     def __init__(self, out: BinaryIO, codec: Codec, source_path: str, *, markdown: bool,
-                 duplicates: bool = False, rules: UrlRules | None = None) -> None:
+                 duplicates: bool = False, rules: UrlRules | None = None,
+                 language_model: str = "") -> None:
         self._gzip = igzip.IGzipFile(
             filename="", mode="wb", fileobj=out, mtime=0, compresslevel=JSONL_GZIP_LEVEL
         ) if codec is not Codec.NONE else None
@@ -44,6 +45,7 @@ class JsonlSink(Sink):
         # The name as valid UTF-8: bytes that are not UTF-8 percent-encoded (names.escape_name).
         self._warc_file = escape_name(os.path.basename(source_path))
         self._markdown = markdown
+        self._language_model = language_model  # --language-model; "": lid.176's small one
         self._duplicates = duplicates  # --dedup: each page says its duplicate group
         self._rules = rules  # --url-rules: each page says its URL's canonical form
 
@@ -64,7 +66,7 @@ class JsonlSink(Sink):
             "truncated": bool(entry.truncated),
         }
         obj.update(page_fields(entry.page, result.cleaned, result.content, self._markdown,
-                               result.score, result.language))
+                               result.score, result.language, self._language_model))
         obj["html_bytes_before"] = entry.html_bytes_before
         if self._duplicates:
             obj.update(duplicate_fields(result.duplicate))
@@ -82,17 +84,18 @@ class JsonlSink(Sink):
 
 def page_fields(
     page: PageText, cleaned: CleanText, content: Extraction | None, markdown: bool,
-    score: PageScore | None = None, guess: Guess | None = None,
+    score: PageScore | None = None, guess: Guess | None = None, language_model: str = "",
 ) -> dict[str, object]:
     """What JSONL output says of a cleaned page beyond its record (title to removed, in the
     JSONL's order); the in-memory API's pages carry the same. ``score``: its perplexity (--lm),
-    and each line's when they were asked for; ``guess``: ``identify`` of its text, when known."""
+    and each line's when they were asked for; ``guess``: ``identify`` of its text, when known
+    (else identified with ``language_model``, ``""`` the default)."""
     from warcdeboil.page.language import identify, primary_subtag  # JSONL output and the API only
     from warcdeboil.page.markdown import render
 
     meta = page.meta
     if guess is None:
-        guess = identify(cleaned.text)
+        guess = identify(cleaned.text, language_model)
     fields: dict[str, object] = {
         "title": page.title,
         "description": meta.description,

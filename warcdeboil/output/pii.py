@@ -33,15 +33,16 @@ def redact_cleaning(
     return replace(cleaned, text=text), content, counts
 
 
-def redact_result(redactor: Redactor, result: PageResult) -> PageResult:
+def redact_result(redactor: Redactor, result: PageResult, language_model: str = "") -> PageResult:
     """The page redacted (:func:`redact_cleaning`), its counts in ``pii``. The language is
-    identified on the text before redaction, so that redacting changes nothing else."""
+    identified on the text before redaction (by the model at ``language_model``, ``""`` the
+    default), so that redacting changes nothing else."""
     cleaned, content, counts = redact_cleaning(redactor, result.cleaned, result.content)
     language = result.language
     if language is None and cleaned is not result.cleaned:
         from warcdeboil.page.language import identify  # text outputs only
 
-        language = identify(result.cleaned.text)
+        language = identify(result.cleaned.text, model=language_model)
     return replace(result, cleaned=cleaned, content=content, language=language, pii=counts)
 
 
@@ -59,11 +60,12 @@ def _redacted_blocks(redactor: Redactor, content: Extraction) -> Extraction:
 class RedactingSink(Sink):
     """Text outputs with --redact-pii: each page redacted, counted, then passed on."""
 
-    def __init__(self, inner: Sink, tally: Tally) -> None:
+    def __init__(self, inner: Sink, tally: Tally, language_model: str = "") -> None:
         assert not inner.wants_html  # WARC output takes no --redact-pii (Options refuses it)
         self._inner = inner
         self._tally = tally
         self._redactor = Redactor()
+        self._language_model = language_model
 
     def begin(self, first: WarcRecord) -> None:
         self._inner.begin(first)
@@ -72,7 +74,7 @@ class RedactingSink(Sink):
         self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
         html: bytes | None,
     ) -> None:
-        redacted = redact_result(self._redactor, result)
+        redacted = redact_result(self._redactor, result, self._language_model)
         tally = self._tally
         assert redacted.pii is not None
         tally.pii_email += redacted.pii["email"]

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 __all__ = ["FIELDS", "SCHEMA_VERSION", "Field", "Type", "conforms", "describe"]
 
-# Raised when a field is added, removed, renamed or changes type (2: truncated; 3: pii_redacted).
+# Raised when a field is added, removed, renamed or changes type (2: truncated; 3: pii_redacted,
+# and language may be an ISO 639-3 code, for languages without an ISO 639-1 one).
 SCHEMA_VERSION = 3
 
 
@@ -137,9 +138,11 @@ FIELDS: tuple[Field, ...] = (
     Field("canonical_url", string, "always", '"https://example.com/news/1"',
           "`<link rel=canonical>`, else `og:url` (empty when neither)."),
     Field("language", nullable(string), "always", '"en"',
-          "The text's language, identified offline: ISO 639-1; null when unsure."),
+          "The text's language, identified offline (lid.176, CLD2, or `--language-model`): "
+          "ISO 639-1 where the language has such a code, else ISO 639-3; null when unsure."),
     Field("language_confidence", number, "always", "0.975",
-          "How sure that identification is, 0 to 1."),
+          "How sure that identification is, 0 to 1: the model's probability, or the share of "
+          "the letters in a script one language writes."),
     Field("html_lang", string, "always", '"en"',
           "The primary subtag of `<html lang>`, as the page declares it (empty when absent)."),
     Field("breadcrumbs", list_of(string), "always", '["Home", "News"]',

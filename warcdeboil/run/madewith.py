@@ -121,12 +121,15 @@ def made_with(
     fmt: OutputFormat, mode: Mode, site_key: SiteKeyMode, fit: FitParams | None,
     limits: PageLimits, dedup: DedupMode, url_rules: bool, lm: LmSettings | None,
     zstd_dictionary: bool, selection: str, redact_pii: bool = False,
+    language_model: str = "",
 ) -> RunRecord:
     """The record of what a run's outputs are made with, from the values pass 2 uses: ``fit``
     None when pages are cleaned without profiles, ``dedup`` what is done with the duplicate
     stage's verdicts (off without them), ``url_rules`` whether rules were learned for JSONL,
     ``selection`` :func:`selection_key` of the records read; ``redact_pii`` recorded only when
-    on, so that the records of runs without it are those written before it existed."""
+    on, so that the records of runs without it are those written before it existed;
+    ``language_model`` the identification model given (named only when given, and for outputs
+    that give languages)."""
     names = ("max-iou", "min-occurrence", "near-duplicate", "repeated-share",
              "repeated-min-pages")
     fitted = [(name, "none") for name in names] if fit is None else list(zip(names, map(repr, (
@@ -144,6 +147,8 @@ def made_with(
     ]
     if redact_pii:
         values.append(("redact-pii", "yes"))
+    if language_model and fmt is not OutputFormat.WARC:
+        values.append(("language-model", model_identity(language_model)))
     return RunRecord(tuple(values), fmt, zstd_dictionary)
 
 
@@ -153,7 +158,8 @@ def wanted(options: Options, selection: str = NO_SELECTION) -> RunRecord:
     return made_with(options.format, options.effective_mode, options.site_key, options.fit,
                      options.limits, dedup,
                      options.url_rules is not None and dedup is not DedupMode.OFF,
-                     options.lm, options.zstd_dictionary, selection, options.redact_pii)
+                     options.lm, options.zstd_dictionary, selection, options.redact_pii,
+                     options.language_model)
 
 
 def _lm_values(lm: LmSettings | None) -> list[tuple[str, str]]:

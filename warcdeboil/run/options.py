@@ -53,8 +53,13 @@ class Options:
     dedup: DedupMode | None = None  # --dedup; None: the format's default (see default_dedup)
     url_rules: str | None = None  # --url-rules: learn URL rules from the groups, write them here
     redact_pii: bool = False  # --redact-pii: addresses in the text outputs replaced, counted
+    language_model: str = ""  # --language-model: a fastText identification model; "": lid.176
 
     def __post_init__(self) -> None:
+        if self.lm is not None and self.lm.language_model != self.language_model:
+            from dataclasses import replace  # the scorer routes pages by the same identifier
+
+            object.__setattr__(self, "lm", replace(self.lm, language_model=self.language_model))
         if self.url_rules is not None and self.dedup is DedupMode.OFF:
             raise ConfigError("--url-rules learns from the duplicate stage's groups: it cannot "
                               "be used with --dedup off")

@@ -372,6 +372,7 @@ def _apply(
         dedup=options.effective_dedup if verdicts is not None else DedupMode.OFF,
         url_rules=str(rules) if rules is not None else None,
         made_with=record.side_bytes(codec), redact_pii=options.redact_pii,
+        language_model=options.language_model,
     )
     if not is_remote(settings.output):
         return apply_file(replace(job, output=local_path(target)), profiles=profiles.get), name
