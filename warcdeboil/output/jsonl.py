@@ -70,6 +70,7 @@ class JsonlSink(Sink):
             obj.update(duplicate_fields(result.duplicate))
         if self._rules is not None:
             obj["url_canonical"] = self._rules.canonical(entry.url)
+        obj["charset_source"] = entry.charset_source
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 __all__ = ["FIELDS", "SCHEMA_VERSION", "Field", "Type", "conforms", "describe"]
 
-# Raised when a field is added, removed, renamed or changes type (2: truncated).
-SCHEMA_VERSION = 2
+# Raised when a field is added, removed, renamed or changes type (2: truncated; 3:
+# charset_source, and charset as its WHATWG name).
+SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +126,9 @@ FIELDS: tuple[Field, ...] = (
     Field("date", string, "always", '"2024-05-01T10:01:00Z"',
           "The record's `WARC-Date` (empty when it has none)."),
     Field("charset", string, "always", '"utf-8"',
-          "The charset the page was decoded with."),
+          "The charset the page was decoded with, by its WHATWG Encoding Standard name in lower "
+          "case (`utf-8`, `windows-1251`, `shift_jis`, `gb18030`…); `charset_source` says what "
+          "decided it."),
     Field("truncated", boolean, "always", "false",
           "Whether the source record's block is incomplete: the crawler marked it "
           "`WARC-Truncated`, or the input ends (or is damaged) inside it, which the run also "
@@ -183,4 +186,11 @@ FIELDS: tuple[Field, ...] = (
           "`exact` (the same payload) or `near`; null for a page that is not a duplicate."),
     Field("url_canonical", string, "`--url-rules`", '"https://example.com/news/1"',
           "The page's URL as the URL rules learned in the run write it."),
+    Field("charset_source", string, "always", '"http"',
+          "What decided `charset`: `bom` (a byte-order mark), `http` (the HTTP `Content-Type` "
+          "label) or `meta` (the page's `<meta>` label), each used only when it fits the bytes; "
+          "`detected` (no label fitted: valid UTF-8, or the detector); `default` (nothing "
+          "declared, and the bytes are ASCII or valid UTF-8: read as UTF-8); `fallback` "
+          "(nothing fitted: decoded with replacement characters, and WARC output keeps the "
+          "record's own bytes)."),
 )
