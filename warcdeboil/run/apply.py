@@ -62,7 +62,7 @@ __all__ = ["ApplyJob", "OutputFormat", "ProfileLookup", "apply_file", "page_fiel
 
 log = logging.getLogger(__name__)
 # Why a page's record is written as it was in WARC output (warcdeboil.page.charset).
-CHARSET_UNSURE = "page's bytes fit no charset: record kept as it was"
+CHARSET_UNSURE = "page's charset is unsure: record kept as it was"
 
 # A zstd dictionary is trained on at most this much of each input (zstd's own advice is about
 # a hundred times the dictionary size in samples; its default dictionary size is 110 KiB).
