@@ -229,6 +229,13 @@ def test_a_page_whose_bytes_fit_no_charset_keeps_its_record_and_is_counted(
         ("text/html; charset=utf-16", b"<p>plain", "utf-8", "http"),
         ("text/html; charset=windows-874", TEXTS["windows-874"].encode("cp874"), "windows-874",
          "http"),
+        # East Asian charsets decode one another's bytes into other characters: the detector.
+        ("text/html; charset=gbk", _page(TEXTS["big5"]).encode("big5"), "big5", "detected"),
+        ("text/html; charset=gbk", _page(TEXTS["euc-kr"]).encode("euc_kr"), "euc-kr",
+         "detected"),
+        ("text/html; charset=shift_jis", _page(TEXTS["gb18030"]).encode("gb18030"), "gb18030",
+         "detected"),
+        ("text/html; charset=gbk", _page(TEXTS["gb18030"]).encode("gb18030"), "gb18030", "http"),
     ],
 )
 def test_decode_page(content_type: str, body: bytes, charset: str, source: str) -> None:

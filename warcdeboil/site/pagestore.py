@@ -30,10 +30,11 @@ __all__ = ["PAGE_STORE_FORMAT", "PageEntry", "PageStoreWriter", "entry_from_byte
 
 # Bumped whenever an entry changes shape (2: no per-candidate HTML sizes; 3: the payload's SHA-1;
 # 4: where each role element is among the page's elements, PageText.owners; 5: the record's
-# WARC-Truncated reason, PageEntry.truncated):
+# WARC-Truncated reason, PageEntry.truncated; 6: what decided the charset,
+# PageEntry.charset_source, and charset as its WHATWG name):
 # a work directory whose stores were written by another version is indexed again (see
 # run.local.index_is_current).
-PAGE_STORE_FORMAT = 5
+PAGE_STORE_FORMAT = 6
 _FRAME = struct.Struct("<I")
 _FIXED = struct.Struct("<QQQQIIB20s")
 _STRINGS = 11
