@@ -62,8 +62,9 @@ class HtmlPage:
     markup: str | bytes  # what the parser gets: UTF-8 bytes as they are, else decoded text
     charset: str  # the WHATWG name of the charset it was decoded with (page.charset)
     charset_source: str = "default"  # what decided it: bom, http, meta, detected, default…
-    # False when no charset fitted the bytes (decoded with replacement characters): WARC
-    # output then keeps the record's own bytes rather than write that text.
+    # False when the charset is unsure (page.charset.Decoding.sure: bytes no charset fits, or
+    # UTF-8 but for a few, or a detector's guess read as implausible text): WARC output then
+    # keeps the record's own bytes rather than write that text.
     decoded_surely: bool = True
 
 

@@ -252,8 +252,8 @@ def _apply_records(
             sink.carry(record)
             continue
         if sink.keeps_records and not page.decoded_surely:
-            # No charset fits the page's bytes: its text holds replacement characters, so the
-            # record keeps its own bytes rather than be written back as that text.
+            # The page's charset is unsure (its text may hold replacement characters or a
+            # wrong guess): the record keeps its own bytes rather than be written as that text.
             tally.carried += 1
             tally.problem(CHARSET_UNSURE)
             log.info("%s: record at %d: %s", job.path, record.offset, CHARSET_UNSURE)
