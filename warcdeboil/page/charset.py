@@ -6,12 +6,11 @@ text is plausible (:func:`implausible`): windows-1251 bytes read as windows-1252
 accented Latin letters only ("Íîâîñòè"), which real text does not have. Non-ASCII bytes that are
 valid UTF-8 are UTF-8 whatever a legacy label says (legacy text is almost never valid UTF-8);
 bytes that are UTF-8 but for a few (a page pasted together) are read as UTF-8, those few as
-windows-1252. A windows-1252 label (and ISO-8859-1, ASCII: what servers say by default) on
-non-ASCII bytes is also checked by the detector, as text in another Latin charset (Czech in
-windows-1250) reads as plausible windows-1252; so is an East Asian label (GBK, Big5, EUC-KR,
-Shift_JIS, EUC-JP), as each decodes the others' bytes into plausible-looking characters. With
-too few non-ASCII bytes for a detector to go on (a "café" in an English page), windows-1252 is
-read if plausible.
+windows-1252. A legacy label that fits is also checked by the detector: text in another Latin
+charset (Czech in windows-1250) reads as plausible windows-1252, many servers' default label, and
+East Asian charsets (GBK, Big5, EUC-KR, Shift_JIS, EUC-JP) decode one another's bytes into
+plausible-looking characters. With too few non-ASCII bytes for a detector to go on (a "café" in
+an English page), no detector: the label, else windows-1252 if plausible.
 
 The detector is chardet 7, chosen by ``benchmarks/charsets.py --detectors`` (the pages of the
 benchmark, unlabelled, as :func:`detector_input` gives them; ISO-2022-JP's ASCII bytes whole):
@@ -19,8 +18,8 @@ it decoded all 123 pages of the issue's 15 charsets and all 48 of 12 others to t
 at 1.3 ms a page; faust-cchardet 112 and 45 at 0.5 ms (it takes Nordic windows-1252 for IBM852,
 Yiddish windows-1255 for KOI8-R, KOI8-U for KOI8-R), charset-normalizer 103 and 37 at 0.8 ms.
 It reads only the runs of text that hold non-ASCII bytes (:func:`detector_input`: scripts and
-style sheets drown the text), and is called only when no label fits or to check a windows-1252
-label: ASCII and UTF-8 pages never pay.
+style sheets drown the text), and is called only when no label fits or to check a legacy label:
+ASCII and UTF-8 pages never pay.
 
 ``source`` says what decided: ``bom``, ``http``, ``meta``, ``detected`` (the bytes, when no label
 fits: valid UTF-8, or the detector), ``default`` (nothing declared and the bytes are ASCII or
@@ -385,13 +384,16 @@ def decode_page(content_type: str, body: bytes) -> Decoding:
         text = _fits(body, codec)
         if text is None:
             continue
-        if (codec == "cp1252" or codec in _CJK) and not few:
-            # windows-1252 is the default label of many servers, and Czech or Polish read as
-            # windows-1252 looks plausible: a detector that names a charset other than a
-            # Western one wins. An East Asian label loses to another East Asian charset.
+        if not few:
+            # A legacy label that decodes the bytes plausibly may still be wrong: Czech read as
+            # windows-1252 (many servers' default label) looks plausible, and East Asian
+            # charsets decode one another's bytes. The detector wins when it names another
+            # charset whose text is plausible and differs: for a single-byte label, one that is
+            # neither Western (a cousin of windows-1252), nor East Asian, nor the label's
+            # ISO/Windows sibling.
             guess = _detect(body)
-            if guess and guess != codec and (
-                    guess in _CJK if codec in _CJK else not _WESTERN.match(guess)):
+            if guess and guess not in (codec, _SIBLINGS.get(codec)) and (
+                    codec in _CJK or not _WESTERN.match(guess) and guess not in _CJK):
                 found = _detected_text(body, guess)
                 if found is not None and found[2] and found[0] != text:
                     return Decoding(found[0], found[1], "detected")
