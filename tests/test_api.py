@@ -111,7 +111,8 @@ def test_api_page_fields_are_the_schema_but_what_a_whole_run_adds() -> None:
 def test_api_pages_given_as_pairs_have_no_record() -> None:
     html = "<html><head><title>Å</title></head><body><p>Story of the day</p></body></html>"
     (page,) = warcdeboil.Deboiler().fit_transform([("http://example.com/a", html)])
-    record = ("record_id", "warc_file", "offset", "length", "date", "charset", "truncated")
+    record = ("record_id", "warc_file", "offset", "length", "date", "charset", "truncated",
+              "charset_source")
     assert {name: getattr(page, name) for name in record} == dict.fromkeys(record)
     assert page.html_bytes_before == len(html.encode("utf-8"))
 
@@ -125,6 +126,7 @@ def test_api_marks_a_page_whose_record_was_cut_short(tmp_path) -> None:
         pages = warcdeboil.Deboiler().fit_transform(records, warc_file=tmp_path / name)
         assert [page.truncated for page in pages] == [False, False, True], name
         assert {page.warc_file for page in pages} == {name}
+        assert {(page.charset, page.charset_source) for page in pages} == {("utf-8", "http")}
 
 
 class _PathLike:

@@ -13,10 +13,8 @@ from warcdeboil.warc.httpbody import (
     HttpResponse,
     dechunk,
     decode_body,
-    detect_charset,
     is_html,
     parse_http_response,
-    to_text,
 )
 
 PAGE = b"<html><body><p>caf\xc3\xa9</p></body></html>"
@@ -88,41 +86,3 @@ def test_decompression_bomb_is_refused() -> None:
 )
 def test_is_html(content_type: str, body: bytes, expected: bool) -> None:
     assert is_html(content_type, body) is expected
-
-
-@pytest.mark.parametrize(
-    ("content_type", "body", "expected"),
-    [
-        ("text/html; charset=windows-1251", b"", "cp1251"),
-        ("text/html", b'<meta charset="gb2312">', "gb18030"),
-        ("text/html", b'<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">',
-         "cp932"),
-        ("text/html; charset=utf-8", b"\xef\xbb\xbf<p>", "utf-8"),
-        ("text/html", b"\xff\xfe<\x00p\x00", "utf-16"),
-        ("text/html", b"<p>plain", "utf-8"),
-        ("text/html; charset=bogus-charset", b"", "utf-8"),
-    ],
-)
-def test_detect_charset(content_type: str, body: bytes, expected: str) -> None:
-    assert detect_charset(content_type, body) == expected
-
-
-def test_mislabelled_utf8_is_not_turned_into_mojibake() -> None:
-    text, used = to_text("Привет, мир".encode(), "cp1252")
-    # cp1252 cannot decode these bytes strictly (0x98 is unmapped), so UTF-8 is used.
-    assert text == "Привет, мир"
-    assert used == "utf-8"
-
-
-@pytest.mark.parametrize(
-    ("text", "charset"),
-    [("Привет, мир", "cp1251"), ("北京欢迎你", "gb18030"), ("Größe", "cp1252"),
-     ("日本語のページ", "cp932")],
-)
-def test_legacy_charsets_decode(text: str, charset: str) -> None:
-    assert to_text(text.encode(charset), charset) == (text, charset)
-
-
-def test_utf16_with_bom() -> None:
-    body = "\ufeff<p>Ωmega</p>".encode("utf-16-le")
-    assert to_text(body, detect_charset("text/html", body))[0] == "<p>Ωmega</p>"

@@ -64,8 +64,9 @@ class CleanPage:
     html=True)``), ``removed_subtrees`` and ``removed_slots`` beside them.
 
     The fields that name a record (``record_id``, ``warc_file``, ``offset``, ``length``,
-    ``date``, ``charset``, ``truncated``) are None for a page given as a ``(url, html)`` pair:
-    there is no record. ``warc_file`` is None unless ``transform`` is told the archive's name.
+    ``date``, ``charset``, ``truncated``, ``charset_source``) are None for a page given as a
+    ``(url, html)`` pair: there is no record. ``warc_file`` is None unless ``transform`` is
+    told the archive's name.
     ``html_bytes_before`` is the size of the HTML given (a ``str`` as UTF-8), or of a record's
     decoded payload, as JSONL's.
     """
@@ -97,6 +98,7 @@ class CleanPage:
     charset: str | None = None
     truncated: bool | None = None
     pii_redacted: dict[str, int] | None = None  # Deboiler(redact_pii=True): as in JSONL
+    charset_source: str | None = None
 
 
 class Deboiler:
@@ -191,7 +193,8 @@ class Deboiler:
                 extra.update(
                     record_id=entry.record_id, warc_file=name, offset=entry.offset,
                     length=entry.length, date=entry.date, charset=entry.charset,
-                    truncated=bool(entry.truncated), html_bytes_before=entry.html_bytes_before)
+                    truncated=bool(entry.truncated), html_bytes_before=entry.html_bytes_before,
+                    charset_source=entry.charset_source)
             yield CleanPage(
                 url, site, page.title, cleaned.text, document, cleaned.removed, cleaned.slots,
                 **extra,

@@ -74,6 +74,7 @@ class JsonlSink(Sink):
             obj["url_canonical"] = self._rules.canonical(entry.url)
         if result.pii is not None:  # --redact-pii
             obj["pii_redacted"] = result.pii
+        obj["charset_source"] = entry.charset_source
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 __all__ = ["FIELDS", "SCHEMA_VERSION", "Field", "Type", "conforms", "describe"]
 
 # Raised when a field is added, removed, renamed or changes type (2: truncated; 3: pii_redacted,
-# and language may be an ISO 639-3 code, for languages without an ISO 639-1 one).
+# charset_source, charset as its WHATWG name, and language may be an ISO 639-3 code, for
+# languages without an ISO 639-1 one).
 SCHEMA_VERSION = 3
 
 
@@ -126,7 +127,9 @@ FIELDS: tuple[Field, ...] = (
     Field("date", string, "always", '"2024-05-01T10:01:00Z"',
           "The record's `WARC-Date` (empty when it has none)."),
     Field("charset", string, "always", '"utf-8"',
-          "The charset the page was decoded with."),
+          "The charset the page was decoded with, by its WHATWG Encoding Standard name in lower "
+          "case (`utf-8`, `windows-1251`, `shift_jis`, `gb18030`…); `charset_source` says what "
+          "decided it."),
     Field("truncated", boolean, "always", "false",
           "Whether the source record's block is incomplete: the crawler marked it "
           "`WARC-Truncated`, or the input ends (or is damaged) inside it, which the run also "
@@ -191,4 +194,11 @@ FIELDS: tuple[Field, ...] = (
           "How many e-mail, IPv4 and IPv6 addresses were replaced in `text` by `[EMAIL]`, "
           "`[IPV4]` and `[IPV6]` (headings, lists and `markdown` are redacted alike; see "
           "[PII redaction](pii.md))."),
+    Field("charset_source", string, "always", '"http"',
+          "What decided `charset`: `bom` (a byte-order mark), `http` (the HTTP `Content-Type` "
+          "label) or `meta` (the page's `<meta>` label), each used only when it fits the bytes; "
+          "`detected` (no label fitted: valid UTF-8, or the detector); `default` (nothing "
+          "declared, and the bytes are ASCII or valid UTF-8: read as UTF-8); `fallback` "
+          "(nothing fitted: decoded with replacement characters, and WARC output keeps the "
+          "record's own bytes)."),
 )

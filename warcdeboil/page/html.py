@@ -16,14 +16,8 @@ from typing import Literal
 from xxhash import xxh3_128_digest
 
 from warcdeboil.errors import PayloadError, RecordError
-from warcdeboil.warc.httpbody import (
-    HttpResponse,
-    decode_body,
-    detect_charset,
-    is_html,
-    parse_http_response,
-    to_text,
-)
+from warcdeboil.page.charset import decode_page
+from warcdeboil.warc.httpbody import HttpResponse, decode_body, is_html, parse_http_response
 from warcdeboil.warc.reader import WarcRecord
 
 __all__ = ["DEFAULT_MAX_PAGE_BYTES", "DigestKind", "HtmlPage", "PageLimits", "html_page",
@@ -66,7 +60,12 @@ class HtmlPage:
     response: HttpResponse | None  # None for ``resource`` records (no HTTP headers)
     body: bytes  # the payload with transfer and content codings undone
     markup: str | bytes  # what the parser gets: UTF-8 bytes as they are, else decoded text
-    charset: str
+    charset: str  # the WHATWG name of the charset it was decoded with (page.charset)
+    charset_source: str = "default"  # what decided it: bom, http, meta, detected, default…
+    # False when the charset is unsure (page.charset.Decoding.sure: bytes no charset fits, or
+    # UTF-8 but for a few, or a detector's guess read as implausible text): WARC output then
+    # keeps the record's own bytes rather than write that text.
+    decoded_surely: bool = True
 
 
 def nesting_depth(markup: bytes) -> int:
@@ -187,19 +186,9 @@ def html_page(record: WarcRecord, limits: PageLimits = PageLimits()) -> HtmlPage
     else:
         return None
     _check_shape(body, limits)
-    charset = detect_charset(content_type, body[:4096])
-    markup: str | bytes
-    if charset == "utf-8":
-        try:
-            if not body.isascii():  # ASCII is UTF-8: no need to decode it to know
-                body.decode("utf-8")
-        except UnicodeDecodeError:
-            markup, charset = to_text(body, charset)
-        else:
-            markup = body[3:] if body.startswith(b"\xef\xbb\xbf") else body
-    else:
-        markup, charset = to_text(body, charset)
-    return HtmlPage(record.target_uri, response, body, markup, charset)
+    decoding = decode_page(content_type, body)
+    return HtmlPage(record.target_uri, response, body, decoding.markup, decoding.charset,
+                    decoding.source, decoding.sure)
 
 
 def payload_digest(page: HtmlPage, kind: DigestKind) -> bytes:

@@ -61,6 +61,8 @@ if TYPE_CHECKING:
 __all__ = ["ApplyJob", "OutputFormat", "ProfileLookup", "apply_file", "page_fields"]
 
 log = logging.getLogger(__name__)
+# Why a page's record is written as it was in WARC output (warcdeboil.page.charset).
+CHARSET_UNSURE = "page's charset is unsure: record kept as it was"
 
 # A zstd dictionary is trained on at most this much of each input (zstd's own advice is about
 # a hundred times the dictionary size in samples; its default dictionary size is 110 KiB).
@@ -253,6 +255,14 @@ def _apply_records(
         page = read_page(record, job.limits, tally, job.path, job.fail_fast, seen=seen)
         if page is None:
             tally.carried += 1
+            sink.carry(record)
+            continue
+        if sink.keeps_records and not page.decoded_surely:
+            # The page's charset is unsure (its text may hold replacement characters or a
+            # wrong guess): the record keeps its own bytes rather than be written as that text.
+            tally.carried += 1
+            tally.problem(CHARSET_UNSURE)
+            log.info("%s: record at %d: %s", job.path, record.offset, CHARSET_UNSURE)
             sink.carry(record)
             continue
         while stored is not None and pending is not None and pending.ordinal < ordinal:

@@ -30,13 +30,14 @@ __all__ = ["PAGE_STORE_FORMAT", "PageEntry", "PageStoreWriter", "entry_from_byte
 
 # Bumped whenever an entry changes shape (2: no per-candidate HTML sizes; 3: the payload's SHA-1;
 # 4: where each role element is among the page's elements, PageText.owners; 5: the record's
-# WARC-Truncated reason, PageEntry.truncated):
+# WARC-Truncated reason, PageEntry.truncated; 6: what decided the charset,
+# PageEntry.charset_source, and charset as its WHATWG name):
 # a work directory whose stores were written by another version is indexed again (see
 # run.local.index_is_current).
-PAGE_STORE_FORMAT = 5
+PAGE_STORE_FORMAT = 6
 _FRAME = struct.Struct("<I")
 _FIXED = struct.Struct("<QQQQIIB20s")
-_STRINGS = 10
+_STRINGS = 11
 _CRUMB_SEPARATOR = "\x1f"  # ASCII unit separator: never in a label (whitespace is folded)
 # The store is written once and read once or twice (the duplicate stage, pass 2): a negative
 # zstd level, which leaves literals without Huffman codes. On the dragnet eval archive (26.8 MB
@@ -66,6 +67,8 @@ class PageEntry:
     # Why the record's block is not whole (its WARC-Truncated reason: warc.truncation), "" when
     # it is: the page is written all the same, and every text output says it is truncated.
     truncated: str = ""
+    # What decided the charset (page.charset: bom, http, meta, detected, default, fallback).
+    charset_source: str = "default"
 
 
 def page_entry(ordinal: int, record: WarcRecord, page: HtmlPage, text: PageText,
@@ -76,7 +79,7 @@ def page_entry(ordinal: int, record: WarcRecord, page: HtmlPage, text: PageText,
     return PageEntry(
         ordinal, record.offset, record.length, page.url, record.record_id,
         record.get("WARC-Date") or "", page.charset, len(page.body), text, digest,
-        truncation(record),
+        truncation(record), page.charset_source,
     )
 
 
@@ -90,7 +93,8 @@ def _encode(entry: PageEntry, compressor: zstandard.ZstdCompressor) -> bytes:
         s.encode("utf-8", "surrogatepass")
         for s in (entry.url, entry.record_id, entry.date, entry.charset, page.title,
                   page.meta.description, page.meta.canonical_url, page.meta.lang,
-                  _CRUMB_SEPARATOR.join(page.meta.breadcrumbs), entry.truncated)
+                  _CRUMB_SEPARATOR.join(page.meta.breadcrumbs), entry.truncated,
+                  entry.charset_source)
     ]
     head = _FIXED.pack(
         entry.ordinal, entry.offset, entry.length, entry.html_bytes_before,
@@ -130,14 +134,15 @@ def _decode(blob: bytes, path: Path, decompressor: zstandard.ZstdDecompressor) -
         raise WorkDirError(
             f"{path}: damaged page store ({exc}): delete the work directory"
         ) from exc
-    url, record_id, date, charset, title, description, canonical, lang, crumbs, cut = strings
+    (url, record_id, date, charset, title, description, canonical, lang, crumbs, cut,
+     charset_source) = strings
     meta = PageMeta(description, canonical, lang, tuple(crumbs.split(_CRUMB_SEPARATOR))
                     if crumbs else ()) if structured else NO_META
     return PageEntry(
         ordinal, offset, length, url, record_id, date, charset, before,
         PageText(title, marked, hashes, spans, bool(structured), meta, slots, owners),
         digest if any(digest) else b"",  # 20 zero bytes: written without a digest
-        cut,
+        cut, charset_source,
     )
 
 

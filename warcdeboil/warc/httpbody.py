@@ -2,14 +2,12 @@
 
 A ``response`` record's block is an HTTP response as it crossed the wire. Before a page can be
 parsed we undo chunked transfer-encoding and gzip/deflate/br content-encoding (with a size limit:
-a decompression bomb is refused, not inflated) and find its charset: HTTP header, byte-order mark,
-``<meta charset>``, then UTF-8 if the bytes are valid UTF-8, else windows-1252.
+a decompression bomb is refused, not inflated); :mod:`warcdeboil.page.charset` then decides how
+the bytes read.
 """
 
 from __future__ import annotations
 
-import codecs
-import re
 import zlib
 from dataclasses import dataclass
 
@@ -20,10 +18,8 @@ from .fields import parse_fields
 __all__ = [
     "HttpResponse",
     "decode_body",
-    "detect_charset",
     "is_html",
     "parse_http_response",
-    "to_text",
 ]
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -36,19 +32,6 @@ _SNIFF_PREFIXES = (
     b"<!doctype html", b"<html", b"<head", b"<body", b"<title", b"<script", b"<div", b"<meta",
     b"<!--", b"<p>", b"<table", b"<iframe", b"<h1", b"<a ", b"<style", b"<br", b"<font", b"<b>",
 )
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_:.\-]+)""", re.IGNORECASE
-)
-_CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
-# WHATWG Encoding Standard: labels whose real decoder is a superset we must use instead.
-_CHARSET_ALIASES = {
-    "iso-8859-1": "cp1252", "latin1": "cp1252", "latin-1": "cp1252", "ascii": "cp1252",
-    "us-ascii": "cp1252", "iso8859-1": "cp1252", "l1": "cp1252", "windows-1252": "cp1252",
-    "gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "euc-kr": "cp949",
-    "ks_c_5601-1987": "cp949", "shift_jis": "cp932", "sjis": "cp932", "x-sjis": "cp932",
-    "windows-31j": "cp932", "tis-620": "cp874", "iso-8859-9": "cp1254", "big5": "big5hkscs",
-    "x-user-defined": "cp1252", "utf8": "utf-8", "unicode-1-1-utf-8": "utf-8",
-}
 
 
 @dataclass(slots=True)
@@ -210,64 +193,3 @@ def dechunk(body: bytes) -> bytes:
         size_end = body.find(b"\n", pos)
     parts.append(body[pos:])
     return b"".join(parts)
-
-
-def _normalise_charset(label: str) -> str | None:
-    label = label.strip().strip("\"'").lower()
-    if not label:
-        return None
-    label = _CHARSET_ALIASES.get(label, label)
-    try:
-        return codecs.lookup(label).name
-    except LookupError:
-        return None
-
-
-def detect_charset(content_type: str, body: bytes) -> str:
-    """The charset to decode ``body`` with: BOM, HTTP header, ``<meta>``, else a guess.
-
-    >>> detect_charset('text/html; charset=ISO-8859-1', b'')
-    'cp1252'
-    >>> detect_charset('text/html', b'<meta charset="utf-8">')
-    'utf-8'
-    """
-    if body.startswith(b"\xef\xbb\xbf"):
-        return "utf-8"
-    if body.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "utf-16"
-    match = _CHARSET_PARAM.search(content_type)
-    if match and (charset := _normalise_charset(match.group(1))):
-        return charset
-    meta = _META_CHARSET.search(body, 0, 4096)
-    if meta and (charset := _normalise_charset(meta.group(1).decode("ascii", "replace"))):
-        # A page served as UTF-16 cannot say so in ASCII-compatible <meta>; HTML says use UTF-8.
-        return "utf-8" if charset.startswith("utf-16") else charset
-    return "utf-8"
-
-
-def _is_single_byte(charset: str) -> bool:
-    return charset.startswith(("cp125", "iso8859", "latin", "koi8", "mac-", "cp874", "cp437"))
-
-
-def to_text(body: bytes, charset: str) -> tuple[str, str]:
-    """Decode ``body``; return the text and the charset that was really used.
-
-    When the declared charset does not fit the bytes, UTF-8 is tried, then windows-1252 (which
-    maps every byte): the text is never mangled silently into replacement characters.
-    """
-    if charset.startswith("utf-16") and body[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return body.decode("utf-16", "replace"), "utf-16"
-    candidates = [charset, "utf-8", "cp1252"]
-    if charset != "utf-8" and _is_single_byte(charset) and not body.isascii():
-        # Non-ASCII bytes that are valid UTF-8 are almost never real single-byte text: a page
-        # labelled windows-1252 that decodes as UTF-8 is UTF-8 (else it becomes mojibake).
-        candidates.insert(0, "utf-8")
-    for candidate in candidates:
-        try:
-            text = body.decode(candidate)
-        except (UnicodeDecodeError, LookupError):
-            continue
-        if text.startswith("\ufeff"):
-            text = text[1:]
-        return text, candidate
-    return body.decode("utf-8", "replace"), "utf-8"
