@@ -198,6 +198,7 @@ def tally_summary(inputs: int, tallies: list[Any]) -> dict[str, Any]:
         "html_bytes_before": total.html_bytes_before, "html_bytes_after": total.html_bytes_after,
         "text_chars": total.text_chars, "pages_indexed": total.indexed,
         "lines_dropped_perplexity": total.lines_dropped_perplexity,
+        "lines_dropped_noise": total.lines_dropped_noise,
         "pages_dropped_perplexity": total.pages_dropped_perplexity,
         "pages_dropped_bucket": total.pages_dropped_bucket,
         "problems": dict(sorted(total.problems.items())),

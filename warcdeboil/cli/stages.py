@@ -25,9 +25,11 @@ from .options import (
     Format,
     Inputs,
     JsonSummary,
+    LineNoise,
     LinePerplexity,
     LmModel,
     MaxIou,
+    MaxLineNoise,
     MaxLinePerplexity,
     MaxPagePerplexity,
     MinOccurrence,
@@ -114,6 +116,8 @@ def apply(
     lm: LmModel = None,
     line_perplexity: LinePerplexity = False,
     max_line_perplexity: MaxLinePerplexity = None,
+    line_noise: LineNoise = False,
+    max_line_noise: MaxLineNoise = None,
     max_page_perplexity: MaxPagePerplexity = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
@@ -129,7 +133,8 @@ def apply(
             format=fmt, mode=mode, compress=compress, workers=workers, max_iou=0.95,
             min_occurrence=1, zstd_dictionary=zstd_dict,
             lm=lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
-                            max_page_perplexity, run=False),
+                            max_page_perplexity, run=False, line_noise=line_noise,
+                            max_noise=max_line_noise),
         )
         found = discover_inputs(inputs, exclude=local_output_dir(output))
         with ProgressBars(not quiet and sys.stderr.isatty()) as bars:

@@ -69,6 +69,8 @@ class JsonlSink(Sink):
             obj.update(duplicate_fields(result.duplicate))
         if self._rules is not None:
             obj["url_canonical"] = self._rules.canonical(entry.url)
+        if result.score is not None and result.score.noise is not None:
+            obj["line_noise"] = result.score.noise  # --line-noise: beside line_perplexities
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
 

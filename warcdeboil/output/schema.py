@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 __all__ = ["FIELDS", "SCHEMA_VERSION", "Field", "Type", "conforms", "describe"]
 
-# Raised when a field is added, removed, renamed or changes type.
-SCHEMA_VERSION = 1
+# Raised when a field is added, removed, renamed or changes type (2: line_noise).
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,4 +178,8 @@ FIELDS: tuple[Field, ...] = (
           "`exact` (the same payload) or `near`; null for a page that is not a duplicate."),
     Field("url_canonical", string, "`--url-rules`", '"https://example.com/news/1"',
           "The page's URL as the URL rules learned in the run write it."),
+    Field("line_noise", list_of(nullable(number)), "`--line-noise`", "[0.12, null, 0.9993]",
+          "The noise score of each line of `text`, 0 to 1: how far the line lies outside what "
+          "the language model's held-out lines of real text look like (null for a line "
+          "without a word)."),
 )

@@ -53,6 +53,7 @@ class Tally:
     dropped_duplicate_near: int = 0
     revisits_written: int = 0  # --dedup revisit: exact copies written as revisit records
     pages_dropped_bucket: int = 0  # --keep-buckets: cleaned pages of other buckets not written
+    lines_dropped_noise: int = 0  # --max-line-noise: lines above it (text outputs)
     problems: Counter[str] = field(default_factory=Counter)
 
     def problem(self, reason: str) -> None:
