@@ -82,12 +82,21 @@ def test_cli_prints_each_lines_noise_score_as_the_library_gives_it(model_path: P
     assert result.exit_code == 0, result.output
     printed = result.stdout.splitlines()
     assert len(printed) == len(LINES)
-    scores = [float(value) for value in printed]
-    assert all(0.0 <= score <= 1.0 for score in scores)
-    assert scores == LanguageModel.load(model_path).line_noise_scores(LINES)  # every bit
+    # The empty line has nothing to score: an empty line, as for perplexity (JSONL: null).
+    assert printed[2] == "" and all(printed[:2] + printed[3:])
+    scores = [float(value) if value else None for value in printed]
+    library = LanguageModel.load(model_path).line_noise_scores(LINES)
+    assert scores == [None if not line else want for line, want in zip(LINES, library,
+                                                                        strict=True)]  # every bit
+    assert all(0.0 <= score <= 1.0 for score in scores if score is not None)
     assert scores[0] < 0.9 and min(scores[1], scores[3], scores[4], scores[5]) > scores[0]
     one = runner.invoke(app, ["perplexity", LINES[3], "--noise", "-m", str(model_path)])
     assert one.exit_code == 0 and [float(one.stdout)] == scores[3:4]
+    # A line with nothing to score is an empty line, as for perplexity: one line out per line in.
+    gaps = runner.invoke(app, ["perplexity", "--noise", "-m", str(model_path)],
+                         input=f"{LINES[0]}\n\n   \n{LINES[3]}\n")
+    assert gaps.exit_code == 0 and gaps.stdout.split("\n") == [
+        repr(scores[0]), "", "", repr(scores[3]), ""]
 
 
 @pytest.mark.parametrize("kind", ["arpa", "tiny"])

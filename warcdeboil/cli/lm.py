@@ -152,7 +152,7 @@ def perplexity(
     verbose: Verbose = False,
 ) -> None:
     """Print the perplexity (or with --noise the noise score) of each line of TEXT under the
-    model, one score a line."""
+    model, one score a line (an empty line for a line with nothing to score)."""
     from warcdeboil.lm import LanguageModel
     from warcdeboil.lm.scoring import NO_CALIBRATION
 
@@ -182,11 +182,15 @@ def perplexity(
 
 def _print_scores(scorer: LanguageModel, lines: list[str]) -> None:
     scores = scorer.line_perplexities(lines)
-    sys.stdout.write("".join(f"{score:.2f}\n" for score in scores))
+    # A line with nothing to score (empty, blank) gets an empty line: one line out per line in.
+    sys.stdout.write("".join("\n" if score is None else f"{score:.2f}\n" for score in scores))
 
 
 def _print_noise(scorer: LanguageModel, lines: list[str]) -> None:
     """Each score as Python writes a float (``repr``: it reads back as the same number, so
-    that scores near 1 stay apart)."""
-    scores = scorer.line_noise_scores(lines)
-    sys.stdout.write("".join(f"{score!r}\n" for score in scores))
+    that scores near 1 stay apart); an empty line for a line with nothing to score, as for
+    perplexity (and JSONL's null)."""
+    _, counts, scores = scorer.line_scores("\n".join(lines))
+    sys.stdout.write("".join(f"{score!r}\n" if spoken else "\n"
+                             for score, spoken in zip(scores.tolist(), (counts > 1).tolist(),
+                                                      strict=True)))
