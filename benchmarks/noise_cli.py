@@ -132,7 +132,8 @@ def cell(train: list[str], real: list[str], noise: dict[str, list[str]], tmp: Pa
     after = os.times()
     score_cpu = (after.children_user - before.children_user
                  + after.children_system - before.children_system)
-    scores = [float(value) for value in printed.split()]
+    # One line out per line in (an empty one for a line with nothing to score: none here).
+    scores = [float(value) for value in printed.split("\n")[:-1]]
     assert len(scores) == len(order), (len(scores), len(order))
     library = LanguageModel.load(model).line_noise_scores([line for _, line in order])
     by_kind: dict[str, list[float]] = {}

@@ -160,6 +160,34 @@ def test_real_pages_score_as_by_strings_and_keys(gold_model: tuple[LanguageModel
     assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
 
 
+@pytest.mark.parametrize("columns", [1, 3, 20, 45])
+def test_units_without_a_column_are_looked_up_by_keys(
+        gold_model: tuple[LanguageModel, list[str]], monkeypatch: pytest.MonkeyPatch,
+        columns: int) -> None:
+    """Tables of the commonest characters only (as many as ``DENSE_BYTES`` holds): the others'
+    n-grams are found by their keys, and every log10 p is that of the keys, bit for bit."""
+    import warcdeboil.lm.dense as dense
+
+    model, pages = gold_model
+    chars = model.chars
+    assert chars is not None
+    rows = chars.char_rows("\n".join(pages))
+    chars._dense = None  # by keys
+    by_keys = chars._log10_probs(rows)
+    levels = [level for level in chars.levels if len(level)]
+    assert len(levels[0]) > 50  # the gold text's characters
+    monkeypatch.setattr(dense, "DENSE_BYTES", 4 * (columns + 1) * dense._table_rows(levels))
+    monkeypatch.setattr(dense, "MIN_COLUMNS", 1)
+    assert DenseLevels.usable(chars.levels) == levels
+    tables = DenseLevels(levels, chars.frequencies)
+    assert tables.width == columns
+    rare = tables._columns[rows[1:]] == columns
+    assert 0 < rare.sum() < len(rare)
+    assert np.array_equal(tables.log10_probs(rows), by_keys)
+    # The commonest have the columns.
+    assert tables._columns[int(np.argmax(chars.frequencies))] == 0
+
+
 def test_the_continuation_table_is_the_patterns_class() -> None:
     from warcdeboil.lm.noise import _CONTINUES
 

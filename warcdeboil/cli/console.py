@@ -174,6 +174,11 @@ def print_summary(data: dict[str, Any], quiet: bool, pages: str = "cleaned pages
         if duplicates["revisits"]:
             line += f"; written as revisits: {duplicates['revisits']:,}"
         lines.append(line)
+    # The language model's line filters (--max-line-noise, --max-line-perplexity).
+    noise, perplexity = data.get("lines_dropped_noise", 0), data.get("lines_dropped_perplexity", 0)
+    if noise or perplexity:
+        lines.append(f"lines dropped {noise + perplexity:>12,}   noise: {noise:,}, "
+                     f"perplexity: {perplexity:,}")
     rules = data.get("url_rules")
     if rules:
         lines.append(f"URL rules     {rules['rules']:>12,}   sites: {rules['sites']:,} "

@@ -294,7 +294,7 @@ class LanguageModel:
         dense = self._dense
         if dense is False:
             usable = DenseLevels.usable(self.levels)
-            dense = self._dense = DenseLevels(usable) if usable else None
+            dense = self._dense = DenseLevels(usable, self.frequencies) if usable else None
         if isinstance(dense, DenseLevels):
             return dense.log10_probs(rows)
         # Rows are in range by construction: gathers with np.take in "clip" mode, twice as
