@@ -132,9 +132,11 @@ class DenseLevels:
         n-gram is not in the model, order after order as ``_log10_probs`` adds it up."""
         levels = self.levels
         at = rest + 1
-        positions = np.arange(len(rows))
-        last = np.maximum.accumulate(np.where(boundary, positions, 0))
-        since = at - last[rest]  # units since the boundary before each one
+        # Units since the boundary at or before each one's context (rows[0] is one), found for
+        # these positions alone: a tenth of the text, where a running maximum over every
+        # position took half of the lookups' time (measured, dragnet's characters).
+        breaks = np.flatnonzero(boundary)
+        since = at - np.take(breaks, np.searchsorted(breaks, rest, side="right") - 1)
         result = np.take(levels[0].logp, rows[at]).astype(np.float64)
         below_rows = rows[rest]  # the context's row in the order below, unigrams first
         below_hit = np.ones(len(rest), bool)
