@@ -9,7 +9,10 @@ The first call makes a work directory (``--work``, kept): a content-mode run wit
 
 - ``none``: only what every part does first (imports, reading the cleaned pages and the texts
   of ``train``): subtract its count from the others'.
-- ``score``: pass 2 with a given model: load it, score every page in batches of 256.
+- ``score``: pass 2 with a given model: load it, score every page in batches of 256 (the
+  perplexity alone, no line filter: ``--max-line-noise 1``).
+- ``noise``: the same with the noise filter (``--lm MODEL``'s default with a model that carries
+  its calibration: ``--max-line-noise 0.9999``), every line's noise score computed too.
 - ``stage``: the stage before pass 2 for buckets with a given model (``lm.stage.prepare_lm``: the
   pages cleaned and stored, their language, every page scored), on a copy of the work directory.
 - ``train``: one model of ``--lm auto``: the English pages of half 0, as the stage trains it.
@@ -45,8 +48,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("archive", type=Path)
     parser.add_argument("--model", type=Path, required=True, help="a given model (lm train)")
-    parser.add_argument("--part", choices=["none", "score", "stage", "stages", "train", "auto"],
-                        required=True)
+    parser.add_argument("--part", choices=["none", "score", "noise", "stage", "stages", "train",
+                                           "auto"], required=True)
     parser.add_argument("--work", type=Path, default=Path("lm-cost-work"))
     args = parser.parse_args()
     if not (args.work / "lm" / "cleaned").is_dir():
@@ -66,12 +69,15 @@ def main() -> None:
     pages = list(iter_cleaned_store(cleaned_store_path(args.work, 0)))
     texts = [page[2].text for page in pages if page[5] == "en" and url_half(page[1]) == 0]
     start = time.process_time()
-    if args.part == "score":
-        scorer = PageScorer(LmSettings(str(args.model)))
+    if args.part in ("score", "noise"):
+        scorer = PageScorer(LmSettings(str(args.model)) if args.part == "score" else
+                            LmSettings(str(args.model), max_noise=0.9999))
         for i in range(0, len(pages), 256):
             batch = pages[i:i + 256]
+            # Their languages, as a text output has them (JSONL and WET identify every page).
+            known = {"languages": [page[5] for page in batch]} if args.part == "noise" else {}
             scorer.score_many([(page[2], page[3]) for page in batch],
-                              [page[1] for page in batch])
+                              [page[1] for page in batch], **known)
     elif args.part in ("stage", "stages", "auto"):
         with tempfile.TemporaryDirectory(prefix="warcdeboil-lmcost-") as tmp:
             work = Path(tmp) / "work"

@@ -14,6 +14,12 @@ scored by a model trained on it is misjudged, and how pages of other languages s
    moves between the seen and the held-out score (Spearman's rho, pages changing bucket).
 3. **Languages**: ``clean --lm auto`` over ``--warcs`` (template and content mode): quartiles
    of the perplexity of the pages of each language under the run's models of that language.
+4. **The noise filter** (``--only noise``): each dataset of ``--eval`` in turn is cleaned
+   (template and content mode) with a model that ``warcdeboil lm train`` made of the gold text
+   of the four others (never of its own pages), ``--line-noise --max-line-noise 1``; then the
+   text each ``--max-line-noise X`` keeps (lines scored independently, as above; pages of
+   another language than the model's keep every line, as the filter leaves them). Token F1 as
+   ``warcdeboil eval`` computes it, and the lines dropped.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from warcdeboil.lm.stage import percentile_limits, train_run_model
 
 DATASETS = ("dragnet", "l3s-gn1", "cleanportaleval", "cleaneval", "scrapinghub")
 LIMITS = (300.0, 1000.0, 3000.0, 10000.0)  # --max-line-perplexity values tried
+NOISE_LIMITS = (0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999)  # --max-line-noise values tried
 
 
 def run_clean(inputs: list[Path], out: Path, *options: str) -> list[dict[str, Any]]:
@@ -77,6 +84,49 @@ def f1_table(eval_dir: Path, tmp: Path) -> dict[str, Any]:
                     "recall": report.overall.recall, "lines_dropped": lines - kept}
             results[f"{name}/{mode}"] = row
             print(name, mode, {k: round(v["f1"], 4) for k, v in row.items()}, flush=True)
+    return results
+
+
+def noise_filtered(page: dict[str, Any], limit: float | None, own: str) -> str:
+    """The text ``--max-line-noise limit`` keeps of a page written with every line's noise
+    score (a page of another language than ``own``, the model's, keeps every line)."""
+    if limit is None or (page["language"] and page["language"] != own):
+        return str(page["text"])
+    lines = page["text"].split("\n")
+    return "\n".join(line for line, score in zip(lines, page["line_noise"], strict=True)
+                     if score is None or score <= limit)
+
+
+def noise_table(eval_dir: Path, tmp: Path) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for name in DATASETS:
+        train = tmp / f"not-{name}.jsonl"
+        with open(train, "w", encoding="utf-8") as out:
+            for other in DATASETS:
+                if other != name:
+                    for page in load_gold(eval_dir / f"{other}.gold.jsonl.gz").values():
+                        out.write(json.dumps({"text": page.gold}) + "\n")
+        model = tmp / f"not-{name}.lm"
+        subprocess.run([sys.executable, "-m", "warcdeboil", "lm", "train", str(train), "-o",
+                        str(model)], check=True, stdout=subprocess.DEVNULL)
+        own = LanguageModel.load(model).language
+        gold = load_gold(eval_dir / f"{name}.gold.jsonl.gz")
+        for mode in ("template", "content"):
+            pages = run_clean([eval_dir / f"{name}.warc.gz"], tmp / f"{name}-{mode}-noise",
+                              "--mode", mode, "--lm", str(model), "--line-noise",
+                              "--max-line-noise", "1")
+            row = {}
+            lines = sum(len(p["line_noise"]) for p in pages)
+            for limit in (None, *NOISE_LIMITS):
+                texts = {p["url"]: noise_filtered(p, limit, own) for p in pages}
+                kept = sum(t.count("\n") + 1 for t in texts.values())
+                report = evaluate(texts, gold)
+                row["none" if limit is None else f"{limit:g}"] = {
+                    "f1": report.overall.f1, "precision": report.overall.precision,
+                    "recall": report.overall.recall, "lines_dropped": lines - kept}
+            results[f"{name}/{mode}"] = row
+            print(name, mode, {k: (round(v["f1"], 4), v["lines_dropped"])
+                               for k, v in row.items()}, flush=True)
     return results
 
 
@@ -175,7 +225,7 @@ def main() -> None:
     parser.add_argument("--eval", type=Path, default=Path("../shared/eval"))
     parser.add_argument("--warcs", type=Path, default=Path("../shared/warcs"))
     parser.add_argument("--json", type=Path, help="write the figures here")
-    parser.add_argument("--only", choices=["f1", "self", "languages", "stage"])
+    parser.add_argument("--only", choices=["f1", "self", "languages", "stage", "noise"])
     args = parser.parse_args()
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="warcdeboil-lmbench-") as tmp:
@@ -187,6 +237,8 @@ def main() -> None:
             results["stage"] = stage_cost(args.eval / "dragnet.warc.gz", Path(tmp))
         if args.only in (None, "f1"):
             results["f1"] = f1_table(args.eval, Path(tmp))
+        if args.only in (None, "noise"):
+            results["noise"] = noise_table(args.eval, Path(tmp))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 

@@ -51,6 +51,24 @@ def jsonl_pages(directory: Path) -> list[dict]:
     return lines
 
 
+def calibrated_model(path: Path) -> Path:
+    """A language model with its noise calibration (``LanguageModel.calibrated``), of made-up
+    English sentences (no ../shared needed), saved to ``path``."""
+    import random
+
+    from warcdeboil.lm import LanguageModel
+
+    rng = random.Random(5)
+    words = ["the", "a", "cat", "dog", "bird", "sat", "ran", "slept", "on", "under", "near", "mat",
+             "house", "garden", "of", "and", "to", "it", "was", "is", "big", "small", "red"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(4, 12))) + "."
+             for _ in range(7000)]
+    model = LanguageModel.train(texts)
+    assert model.calibrated
+    model.save(path)
+    return path
+
+
 def shared_file(*parts: str) -> Path:
     """A file under ../shared, or a skip when this checkout has none beside it."""
     path = SHARED.joinpath(*parts)

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SHARED, outputs_of
+from conftest import FIXTURES, SHARED, calibrated_model, outputs_of
 
 from warcdeboil.output.formats import OutputFormat
 from warcdeboil.output.schema import FIELDS, conforms, describe, integer, list_of, nullable
@@ -51,13 +51,19 @@ def test_jsonl_lines_follow_the_schema(tmp_path: Path, args: dict, extra: list[s
     _check(_lines(tmp_path / "out"), _in_order(ALWAYS + extra))
 
 
-def test_every_optional_field_follows_the_schema(tmp_path: Path) -> None:
+@pytest.mark.parametrize("noise", [False, True], ids=["auto", "given-model"])
+def test_every_optional_field_follows_the_schema(tmp_path: Path, noise: bool) -> None:
+    """Every field, with the run's own models or (for ``line_noise``) a model with its noise
+    calibration."""
     from warcdeboil.lm.scoring import LmSettings
 
+    model = str(calibrated_model(tmp_path / "made-up.lm")) if noise else "auto"
     options = Options(workers=1, format=OutputFormat.MARKDOWN, url_rules=str(tmp_path / "r.json"),
-                      lm=LmSettings("auto", True, None, None, True), redact_pii=True)
+                      lm=LmSettings(model, True, None, None, True, line_noise=noise),
+                      redact_pii=True)
     clean([FIXTURES / "crawl"], tmp_path / "out", options)
-    _check(_lines(tmp_path / "out"), [f.name for f in FIELDS])
+    names = [f.name for f in FIELDS]
+    _check(_lines(tmp_path / "out"), names if noise else [n for n in names if n != "line_noise"])
 
 
 @pytest.mark.slow

@@ -174,6 +174,11 @@ def print_summary(data: dict[str, Any], quiet: bool, pages: str = "cleaned pages
         if duplicates["revisits"]:
             line += f"; written as revisits: {duplicates['revisits']:,}"
         lines.append(line)
+    # The language model's line filters (--max-line-noise, --max-line-perplexity).
+    noise, perplexity = data.get("lines_dropped_noise", 0), data.get("lines_dropped_perplexity", 0)
+    if noise or perplexity:
+        lines.append(f"lines dropped {noise + perplexity:>12,}   noise: {noise:,}, "
+                     f"perplexity: {perplexity:,}")
     pii = data.get("pii_redacted")
     if pii is not None:
         lines.append(f"PII redacted  {sum(pii.values()):>12,}   e-mail: {pii['email']:,}, "
@@ -202,6 +207,7 @@ def tally_summary(inputs: int, tallies: list[Any]) -> dict[str, Any]:
         "html_bytes_before": total.html_bytes_before, "html_bytes_after": total.html_bytes_after,
         "text_chars": total.text_chars, "pages_indexed": total.indexed,
         "lines_dropped_perplexity": total.lines_dropped_perplexity,
+        "lines_dropped_noise": total.lines_dropped_noise,
         "pages_dropped_perplexity": total.pages_dropped_perplexity,
         "pages_dropped_bucket": total.pages_dropped_bucket,
         "problems": dict(sorted(total.problems.items())),

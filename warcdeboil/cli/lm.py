@@ -14,11 +14,14 @@ import time
 from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from warcdeboil.errors import WarcDeboilError
+
+if TYPE_CHECKING:
+    from warcdeboil.lm import LanguageModel
 
 __all__ = ["lm_app", "perplexity"]
 
@@ -142,17 +145,26 @@ def perplexity(
     model: ModelPath,
     text: Annotated[str, typer.Argument(help="Text to score, one sentence a line; - or "
                                              "nothing: read standard input.")] = "-",
+    noise: Annotated[bool, typer.Option(
+        "--noise", help="The noise score of each line instead, 0 (reads as the model's "
+        "held-out text) to 1 (crawl noise): a model with its noise calibration (`lm train`).",
+    )] = False,
     verbose: Verbose = False,
 ) -> None:
-    """Print the perplexity of each line of TEXT under the model, one score a line (an empty
-    line for a line with nothing to score)."""
+    """Print the perplexity (or with --noise the noise score) of each line of TEXT under the
+    model, one score a line (an empty line for a line with nothing to score)."""
     from warcdeboil.lm import LanguageModel
+    from warcdeboil.lm.scoring import NO_CALIBRATION
 
     try:
         scorer = LanguageModel.load(model)
     except (WarcDeboilError, OSError) as exc:
         _fail(exc, verbose)
         return
+    if noise and not scorer.calibrated:  # a usage error, in one line
+        typer.echo(f"warcdeboil: error: --noise: {model}: {NO_CALIBRATION}", err=True)
+        raise typer.Exit(2)
+    score = _print_noise if noise else _print_scores
     if text != "-":
         lines: Iterator[str] = iter(text.split("\n"))
     else:
@@ -162,13 +174,23 @@ def perplexity(
     for line in lines:
         batch.append(line)
         if len(batch) == LINES_A_BATCH:
-            _print_scores(scorer, batch)
+            score(scorer, batch)
             batch = []
     if batch:
-        _print_scores(scorer, batch)
+        score(scorer, batch)
 
 
-def _print_scores(scorer: object, lines: list[str]) -> None:
-    scores = scorer.line_perplexities(lines)  # type: ignore[attr-defined]
+def _print_scores(scorer: LanguageModel, lines: list[str]) -> None:
+    scores = scorer.line_perplexities(lines)
     # A line with nothing to score (empty, blank) gets an empty line: one line out per line in.
     sys.stdout.write("".join("\n" if score is None else f"{score:.2f}\n" for score in scores))
+
+
+def _print_noise(scorer: LanguageModel, lines: list[str]) -> None:
+    """Each score as Python writes a float (``repr``: it reads back as the same number, so
+    that scores near 1 stay apart); an empty line for a line with nothing to score, as for
+    perplexity (and JSONL's null)."""
+    _, counts, scores = scorer.line_scores("\n".join(lines))
+    sys.stdout.write("".join(f"{score!r}\n" if spoken else "\n"
+                             for score, spoken in zip(scores.tolist(), (counts > 1).tolist(),
+                                                      strict=True)))

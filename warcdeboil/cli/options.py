@@ -114,6 +114,16 @@ MaxLinePerplexity = Annotated[
     typer.Option("--max-line-perplexity", min=0.0, help="Drop lines of higher perplexity "
                  "from the text (text outputs)."),
 ]
+LineNoise = Annotated[
+    bool, typer.Option("--line-noise", help="JSONL: also each line's noise score, 0 to 1 (a "
+                       "model with its noise calibration: `lm train`).")
+]
+MaxLineNoise = Annotated[
+    float | None,
+    typer.Option("--max-line-noise", min=0.0, max=1.0, help="Drop lines of a higher noise "
+                 "score (text outputs). Default, with a model trained by `lm train` and no "
+                 "--max-line-perplexity: 0.9999; 1 keeps every line."),
+]
 MaxPagePerplexity = Annotated[
     float | None,
     typer.Option("--max-page-perplexity", min=0.0, help="Drop pages of higher perplexity "
@@ -207,21 +217,40 @@ def check_dedup(fmt: OutputFormat, dedup: DedupMode | None) -> None:
 def lm_settings(
     fmt: OutputFormat, model: str | None, line_scores: bool, max_line: float | None,
     max_page: float | None, buckets: bool = False, keep: str | None = None, *,
-    run: bool = True,
+    run: bool = True, line_noise: bool = False, max_noise: float | None = None,
 ) -> Any:
     """The run's language model settings (None without --lm), the model read once here so
     that a missing or damaged one stops the run before any record is read. ``run``: the
-    command has pass 1's page stores (clean), which --lm auto and buckets are made from."""
+    command has pass 1's page stores (clean), which --lm auto and buckets are made from.
+
+    The line filter: the noise score, ``DEFAULT_MAX_NOISE``, when the model carries its
+    calibration and no line filter is named (--max-line-perplexity alone keeps its own)."""
     if model is None:
         for given, name in ((line_scores, "--line-perplexity"),
                             (max_line is not None, "--max-line-perplexity"),
                             (max_page is not None, "--max-page-perplexity"),
                             (buckets, "--perplexity-buckets"),
-                            (keep is not None, "--keep-buckets")):
+                            (keep is not None, "--keep-buckets"),
+                            (line_noise, "--line-noise"),
+                            (max_noise is not None, "--max-line-noise")):
             if given:
                 raise typer.BadParameter("needs --lm MODEL (or --lm auto)", param_hint=name)
         return None
-    from warcdeboil.lm.scoring import AUTO, BUCKETS, LmSettings, check_model  # only with --lm
+    from warcdeboil.lm.scoring import (  # only with --lm
+        AUTO,
+        BUCKETS,
+        DEFAULT_MAX_NOISE,
+        NO_CALIBRATION,
+        LmSettings,
+        check_model,
+    )
+
+    noise_hint = "--line-noise" if line_noise else "--max-line-noise"
+    if model == AUTO and (line_noise or max_noise is not None):
+        raise typer.BadParameter(
+            "the run's own models (--lm auto) are word models without a noise calibration: "
+            "train one with `warcdeboil lm train` (on the crawl itself, if need be) and give it "
+            "as --lm MODEL", param_hint=noise_hint)
 
     kept = None
     if keep is not None:
@@ -238,10 +267,15 @@ def lm_settings(
             "perplexity scores and filters are for text outputs: use --format jsonl, text or "
             "markdown (WARC output keeps every page)", param_hint="--lm",
         )
-    if line_scores and fmt is OutputFormat.TEXT:
-        raise typer.BadParameter("JSONL writes line scores: use --format jsonl or markdown",
-                                 param_hint="--line-perplexity")
-    if model != AUTO:
-        check_model(model)
+    for given, name in ((line_scores, "--line-perplexity"), (line_noise, "--line-noise")):
+        if given and fmt is OutputFormat.TEXT:
+            raise typer.BadParameter("JSONL writes line scores: use --format jsonl or markdown",
+                                     param_hint=name)
+    calibrated = model != AUTO and check_model(model)
+    if (line_noise or max_noise is not None) and not calibrated:
+        raise typer.BadParameter(f"{model}: {NO_CALIBRATION}", param_hint=noise_hint)
+    if calibrated and max_noise is None and max_line is None:
+        max_noise = DEFAULT_MAX_NOISE
     return LmSettings(model, line_scores, max_line, max_page, buckets,
-                      tuple(b for b in BUCKETS if b in kept) if kept is not None else None)
+                      tuple(b for b in BUCKETS if b in kept) if kept is not None else None,
+                      line_noise=line_noise, max_noise=max_noise)

@@ -28,14 +28,17 @@ from .chars import (
     char_text,
 )
 from .counts import DEFAULT_CAPACITY, DEFAULT_VOCABULARY, NgramCounts
+from .dense import DenseLevels
 from .kneserney import Level, estimate
 from .noise import (
     CALIBRATION_LINES,
     HOLD_OUT_EVERY,
     MIN_CALIBRATION_LINES,
     Calibration,
+    Scan,
     line_signals,
 )
+from .points import CharUnits, Found, WordUnits, code_points
 from .units import BOUNDARY, LINE, UNK, distinct_ids, extend_keys, folded_numbers, marks
 
 __all__ = ["DEFAULT_MIN_COUNTS", "DEFAULT_ORDER", "LanguageModel"]
@@ -92,6 +95,13 @@ class LanguageModel:
         self._index: dict[str, int] | None = None  # unit -> unigram row, made on first use
         self._marks: np.ndarray | None = None  # see ``mark_rows``
         self._common: np.ndarray | None = None  # see ``common_rows``
+        # Made on first use (False: not yet; None: not used): the units found on code points
+        # (``points``; as a character component, ``char_rows``'s), and the tables of lookups
+        # by rows (``dense``; None: too large, by keys).
+        self._words: WordUnits | None | bool = False
+        self._chars: CharUnits | None | bool = False
+        self._dense: DenseLevels | None | bool = False
+        self._language: str | None = None  # see ``language``
 
     @property
     def order(self) -> int:
@@ -214,27 +224,59 @@ class LanguageModel:
         return self._log10_probs(np.where(found, rows, self._unk_row))
 
     def unit_rows(self, text: str, *, keep_empty: bool = False) -> np.ndarray:
-        """Unigram rows of the units of ``text``, as ``units.token_ids`` gives their ids: the
-        vocabulary is looked up in a dictionary, with no hashing of the text (a third of the
-        time of scoring a page, measured)."""
-        # Each distinct unit folded and looked up once (9 % less time, measured).
-        distinct, numbers = folded_numbers(text)
-        rows = np.empty(len(numbers) + 2, np.int64)
-        np.take(self.rows_of_units(distinct), numbers, out=rows[1:-1])
-        rows[0] = rows[-1] = line = self._unit_index()[LINE]
+        """Unigram rows of the units of ``text``, as ``units.token_ids`` gives their ids: found
+        on its code points (``points``: no string a unit), else split into strings, each
+        looked up in a dictionary of the vocabulary."""
+        found = self.found_units(code_points(text))
+        rows = found.rows if found is not None else self._string_rows(text)
         if keep_empty:
             return rows
-        boundary = rows == line
+        boundary = rows == rows[0]
         repeated = np.zeros(len(rows), bool)
         repeated[1:] = boundary[1:] & boundary[:-1]
         kept = rows[~repeated]
         return kept if len(kept) > 1 else rows[:2]  # an empty text is still <s> </s>
+
+    def found_units(self, points: np.ndarray) -> Found | None:
+        """The units of the text of ``points`` (``points.WordUnits.find``), or None where they
+        must be split as strings."""
+        if self._words is False:
+            vocabulary = self.vocabulary
+            joined = (vocabulary.joined() if isinstance(vocabulary, _LazyVocabulary)
+                      else "\n".join(vocabulary))
+            self._words = WordUnits(joined, self._unk_row, self._boundary_row())
+        return self._words.find(points) if isinstance(self._words, WordUnits) else None
+
+    def found_chars(self, points: np.ndarray) -> np.ndarray | None:
+        """``char_rows`` found on the code points, or None where the strings' way is taken."""
+        if self._chars is False:
+            self._chars = CharUnits(self.vocabulary, self._unk_row, self._boundary_row())
+        return self._chars.find(points) if isinstance(self._chars, CharUnits) else None
+
+    def char_rows(self, text: str, points: np.ndarray | None = None) -> np.ndarray:
+        """``unit_rows(chars.char_text(text), keep_empty=True)`` of a character component,
+        found on the code points (``points``: those of ``text``, when known already)."""
+        rows = self.found_chars(code_points(text) if points is None else points)
+        return rows if rows is not None else self._string_rows(char_text(text))
+
+    def _string_rows(self, text: str) -> np.ndarray:
+        """``unit_rows(keep_empty=True)`` by splitting the text into unit strings, each
+        distinct one folded and looked up once (9 % less time than every unit, measured)."""
+        distinct, numbers = folded_numbers(text)
+        rows = np.empty(len(numbers) + 2, np.int64)
+        np.take(self.rows_of_units(distinct), numbers, out=rows[1:-1])
+        rows[0] = rows[-1] = self._unit_index()[LINE]
+        return rows
 
     def rows_of_units(self, found: Sequence[str]) -> np.ndarray:
         """The unigram row of each unit of ``found`` (``units.split_units``'): ``LINE`` the
         boundary's, a unit the model does not know ``<unk>``'s."""
         return np.fromiter(map(self._unit_index().get, found, repeat(self._unk_row)), np.int64,
                            count=len(found))
+
+    def _boundary_row(self) -> int:
+        """The unigram row of the line boundary (``</s>``)."""
+        return int(self.levels[0].rows(np.array([BOUNDARY], np.uint64))[0][0])
 
     def _unit_index(self) -> dict[str, int]:
         """Unit -> unigram row, made on first use."""
@@ -249,6 +291,12 @@ class LanguageModel:
         return index
 
     def _log10_probs(self, rows: np.ndarray) -> np.ndarray:
+        dense = self._dense
+        if dense is False:
+            usable = DenseLevels.usable(self.levels)
+            dense = self._dense = DenseLevels(usable, self.frequencies) if usable else None
+        if isinstance(dense, DenseLevels):
+            return dense.log10_probs(rows)
         # Rows are in range by construction: gathers with np.take in "clip" mode, twice as
         # fast as checked indexing.
         first = self.levels[0]
@@ -343,6 +391,32 @@ class LanguageModel:
                                 np.bincount(line, weights=logp < -3.0, minlength=lines) / units,
                                 -worst])
 
+    @property
+    def language(self) -> str:
+        """The language of the model's text, as ``page.language.identify`` reads its
+        commonest words (the 200 most frequent units that are not marks nor digits); ``""``
+        when unsure. Found on first use."""
+        if self._language is None:
+            from warcdeboil.page.language import identify
+
+            shares = np.where(self.mark_rows, -np.inf, self.frequencies)
+            top = np.argpartition(-shares, min(999, len(shares) - 1))[:1000]
+            ranked = top[np.argsort(-shares[top], kind="stable")].tolist()
+            vocabulary = self.vocabulary
+            found = (vocabulary.pick(ranked) if isinstance(vocabulary, _LazyVocabulary)
+                     else [vocabulary[row] for row in ranked])
+            words = [unit for unit, row in zip(found, ranked, strict=True)
+                     if not self.mark_rows[row] and unit not in ("</s>", "<unk>")
+                     and not unit.isdigit()][:200]
+            self._language = identify(" ".join(words)).language
+        return self._language
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether the noise score measures lines against held-out lines of the model's own
+        training text (``line_noise_scores``), rather than by the fixed logistic."""
+        return self.calibration is not None and self.chars is not None
+
     def line_noise_scores(self, lines: str | Iterable[str]) -> list[float]:
         """How likely each line is crawl noise rather than a sentence, from 0 to 1. A model
         trained here measures it against lines held out of its own training text: one minus
@@ -352,16 +426,39 @@ class LanguageModel:
         the word model's features and, when it has one, the character model's
         (``NOISE_WEIGHTS``)."""
         text = lines if isinstance(lines, str) else "\n".join(lines)
-        if self.calibration is not None and self.chars is not None:
-            signals, units = line_signals(self, text)
-            return self.calibration.scores(signals, units).tolist()
+        return self.noise_of(self.scan(text)).tolist()
+
+    def scan(self, text: str) -> Scan:
+        """The units of ``text`` and their log10 p (``log10_probs``' of ``unit_rows`` with
+        empty lines kept): what ``line_log10_probs`` and ``line_noise_scores`` read."""
+        points = code_points(text)
+        found = self.found_units(points)
+        rows = found.rows if found is not None else self._string_rows(text)
+        return Scan(text, points, found, rows, self._log10_probs(rows))
+
+    def line_scores(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``line_log10_probs`` and ``line_noise_scores`` of ``text`` together, its units
+        found and scored once (pass 2 with the noise filter)."""
+        scan = self.scan(text)
+        line = np.cumsum(scan.rows[:-1] == scan.rows[0]) - 1
+        lines = int(line[-1]) + 1 if len(line) else 0
+        return (np.bincount(line, weights=scan.logp, minlength=lines),
+                np.bincount(line, minlength=lines), self.noise_of(scan))
+
+    def noise_of(self, scan: Scan) -> np.ndarray:
+        """``line_noise_scores`` of the text of ``scan``."""
+        text = scan.text
+        if self.calibrated:
+            assert self.calibration is not None
+            signals, units = line_signals(self, text, scan)
+            return self.calibration.scores(signals, units)
         words = self.line_features(text)[:, :2]
         if self.chars is None:
             logit = words @ np.array(WORD_NOISE_WEIGHTS) + WORD_NOISE_BIAS
         else:
             chars = self.chars.line_features(char_text(text))[:, [0, 2]]
             logit = np.hstack([words, chars]) @ np.array(NOISE_WEIGHTS) + NOISE_BIAS
-        return (1.0 / (1.0 + np.exp(-logit))).tolist()
+        return 1.0 / (1.0 + np.exp(-logit))
 
     # Files --------------------------------------------------------------------------------
 
@@ -496,6 +593,20 @@ class _LazyVocabulary(Sequence[str]):
     def __init__(self, blob: bytes) -> None:
         self._blob = blob
         self._units: list[str] | None = None
+
+    def joined(self) -> str:
+        """The units, a line each (as the file holds them)."""
+        return self._blob.decode("utf-8", "surrogatepass")
+
+    def pick(self, rows: Sequence[int]) -> list[str]:
+        """The units of ``rows``, decoded alone (not the whole vocabulary)."""
+        if self._units is not None:
+            return [self._units[row] for row in rows]
+        ends = np.flatnonzero(np.frombuffer(self._blob, np.uint8) == ord("\n")).tolist()
+        starts = [0, *(end + 1 for end in ends)]
+        ends.append(len(self._blob))
+        return [self._blob[starts[row]:ends[row]].decode("utf-8", "surrogatepass")
+                for row in rows]
 
     def _list(self) -> list[str]:
         if self._units is None:

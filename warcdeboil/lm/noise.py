@@ -78,7 +78,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .chars import char_text
+from .points import Found, code_points, reversed_rows
 
 if TYPE_CHECKING:
     from .model import LanguageModel
@@ -157,19 +157,38 @@ def _two_lowest(line: np.ndarray, values: np.ndarray, lines: int) -> np.ndarray:
     lowest = np.minimum.reduceat(values, starts)
     # Drop one occurrence of each line's lowest (its first), then take the lowest again.
     at = np.flatnonzero(values == lowest[line])
-    first = at[np.unique(line[at], return_index=True)[1]]
+    # A line's positions are in order: its first is where the line changes.
+    changes = np.ones(len(at), bool)
+    changes[1:] = line[at][1:] != line[at][:-1]
+    first = at[changes]
     rest = values.copy()
     rest[first] = np.inf
     second = np.minimum.reduceat(rest, starts)
     return lowest + np.where(np.isfinite(second), second, 0.0)
 
 
-def word_signals(model: LanguageModel, text: str) -> np.ndarray:
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """A text's units under a word model and their log10 p (``LanguageModel.scan``): what its
+    perplexity and its noise score share. ``found``: where each unit lies
+    (``points.WordUnits.find``; None where the text was split into strings); ``points``: its
+    code points."""
+
+    text: str
+    points: np.ndarray
+    found: Found | None
+    rows: np.ndarray
+    logp: np.ndarray
+
+
+def word_signals(model: LanguageModel, text: str, scan: Scan | None = None) -> np.ndarray:
     """``context``, ``order``, ``rare words``, ``context, versions 3 to 5`` and ``rare and
     unseen words`` of each line of ``text``, how far past half of its words are unseen
-    (``2 * share - 1``, 0 up to half), ``no common words``, and its number of units."""
-    rows = model.unit_rows(text, keep_empty=True)
-    logp = model._log10_probs(rows)
+    (``2 * share - 1``, 0 up to half), ``no common words``, and its number of units.
+    ``scan``: ``model.scan(text)``, when made already."""
+    if scan is None:
+        scan = model.scan(text)
+    rows, logp = scan.rows, scan.logp
     line, lines = _per_line(rows)
     units = np.bincount(line, minlength=lines)
     gain = np.clip(logp - model.frequencies[rows[1:]], *_CLIP)
@@ -185,10 +204,14 @@ def word_signals(model: LanguageModel, text: str) -> np.ndarray:
     # The units among the language's commonest, less the line's </s> when it is one of them.
     common = model.common_rows
     usual = np.bincount(line, weights=common[predicted], minlength=lines) - common[rows[0]]
-    # The same lines with their words in reverse order (the same units, so the same count).
-    backwards = model.unit_rows("\n".join(" ".join(words.split()[::-1])
-                                          for words in text.split("\n")), keep_empty=True)
-    reverse_line, _ = _per_line(backwards)
+    # The same lines with their words in reverse order (the same units, so the same count):
+    # the units found rearranged, else the reversed text split again.
+    if scan.found is not None:  # line breaks where they were: the same line of each unit
+        backwards, reverse_line = reversed_rows(scan.found), line
+    else:
+        backwards = model.unit_rows("\n".join(" ".join(words.split()[::-1])
+                                              for words in text.split("\n")), keep_empty=True)
+        reverse_line, _ = _per_line(backwards)
     forwards = np.bincount(line, weights=logp, minlength=lines)
     reverse = np.bincount(reverse_line, weights=model._log10_probs(backwards), minlength=lines)
     # (Each older signal is computed as its version did, to the last bit.)
@@ -210,28 +233,49 @@ _CONTINUATION = "\u0080-\u00bf\u20ac\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u
                 "\u02dc\u2122\u0161\u203a\u0153\u017e\u0178\ufffd"
 _MOJIBAKE = re.compile(f"[\u00c2-\u00df][{_CONTINUATION}]|[\u00e0-\u00ef][{_CONTINUATION}]{{2}}"
                        f"|[\u00f0-\u00f4][{_CONTINUATION}]{{3}}")
+# The same as a table of the Basic Multilingual Plane, where every such character lies: the
+# range, then the characters one by one (tests/test_lm_noise.py checks it against the pattern).
+_CONTINUES = np.zeros(0x10000, bool)
+_CONTINUES[0x80:0xC0] = True
+_CONTINUES[[ord(c) for c in _CONTINUATION[3:]]] = True
 
 
-def mojibake(text: str, lines: int) -> np.ndarray:
+def mojibake(text: str, lines: int, points: np.ndarray | None = None) -> np.ndarray:
     r"""How many sequences of UTF-8 read as cp1252 each of the ``lines`` lines of ``text``
-    holds (one scan of the text; matches are rare, and each counts the line breaks since the
-    one before).
+    holds (``points``: its code points, when known already). On the code points: a lead
+    character (U+00C2-U+00F4) followed by the continuation characters its byte calls for.
+    The lead and continuation characters are apart, so no two sequences overlap and the count
+    is that of ``_MOJIBAKE``'s matches.
 
     >>> mojibake("caf\u00c3\u00a9 ok\nit\u00e2\u20ac\u2122s na\u00efve", 2).tolist()
     [1.0, 1.0]
     """
+    if points is None:
+        points = code_points(text)
     found = np.zeros(lines)
-    line = last = 0
-    for match in _MOJIBAKE.finditer(text):
-        line += text.count("\n", last, match.start())
-        last = match.start()
-        found[line] += 1
+    leads = np.flatnonzero((points >= 0xC2) & (points <= 0xF4))
+    if not len(leads):
+        return found
+    n = len(points)
+    lead = points[leads]
+    needs = 1 + (lead >= 0xE0).astype(np.intp) + (lead >= 0xF0)
+    whole = np.ones(len(leads), bool)
+    for after in (1, 2, 3):
+        at = leads + after
+        follows = np.zeros(len(leads), bool)
+        inside = at < n
+        follows[inside] = _CONTINUES[np.minimum(points[at[inside]], 0xFFFF)]
+        whole &= (needs < after) | follows
+    breaks = np.flatnonzero(points == ord("\n"))
+    found += np.bincount(np.searchsorted(breaks, leads[whole]), minlength=lines)
     return found
 
 
-def char_signals(chars: LanguageModel, text: str) -> np.ndarray:
-    """``characters``, ``worst characters`` and ``rarest character`` of each line."""
-    rows = chars.unit_rows(char_text(text), keep_empty=True)
+def char_signals(chars: LanguageModel, text: str, points: np.ndarray | None = None,
+                 ) -> np.ndarray:
+    """``characters``, ``worst characters`` and ``rarest character`` of each line
+    (``points``: the code points of ``text``, when known already)."""
+    rows = chars.char_rows(text, points)
     logp = chars._log10_probs(rows)
     line, lines = _per_line(rows)
     units = np.bincount(line, minlength=lines)
@@ -241,15 +285,19 @@ def char_signals(chars: LanguageModel, text: str) -> np.ndarray:
                             -_two_lowest(line, logp, lines), -rarest])
 
 
-def line_signals(model: LanguageModel, text: str) -> tuple[np.ndarray, np.ndarray]:
+def line_signals(model: LanguageModel, text: str, scan: Scan | None = None,
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``SIGNALS`` of each line of ``text`` (one row a line, empty lines included), and
-    each line's number of word units; ``model`` must have a character component."""
+    each line's number of word units; ``model`` must have a character component. ``scan``:
+    ``model.scan(text)``, when made already."""
     assert model.chars is not None
-    words = word_signals(model, text)
-    chars = char_signals(model.chars, text)
+    if scan is None:
+        scan = model.scan(text)
+    words = word_signals(model, text, scan)
+    chars = char_signals(model.chars, text, scan.points)
     low, high = _ODD_CHARACTERS
     odd = np.clip((chars[:, 0] - low) / (high - low), 0.0, 1.0)
-    return np.hstack([words[:, :3], chars, mojibake(text, len(words))[:, None],
+    return np.hstack([words[:, :3], chars, mojibake(text, len(words), scan.points)[:, None],
                       (words[:, 2] + words[:, 5] * odd)[:, None], words[:, 6:7],
                       words[:, 3:5]]), words[:, 7]
 

@@ -19,7 +19,7 @@ import os
 import tempfile
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from warcdeboil.errors import InputError
@@ -29,14 +29,27 @@ from warcdeboil.page.dom import CleanText
 if TYPE_CHECKING:
     import numpy as np
 
+    from warcdeboil.page.language import Guess
+
     from . import LanguageModel
 
-__all__ = ["AUTO", "BUCKETS", "LINE_REASON", "LmSettings", "PageScore", "PageScorer",
-           "bucket_of", "check_model", "load_model", "page_perplexity", "url_half"]
+__all__ = ["AUTO", "BUCKETS", "DEFAULT_MAX_NOISE", "LINE_REASON", "NOISE_REASON",
+           "NO_CALIBRATION", "LmSettings", "PageScore", "PageScorer", "bucket_of", "check_model",
+           "load_model", "page_perplexity", "url_half"]
 
 LINE_REASON = "perplexity_lines"  # the key of lines dropped in a page's ``removed``
+NOISE_REASON = "noise_lines"  # the key of lines the noise filter dropped
 AUTO = "auto"  # --lm auto: the run trains its own models, one a language (see lm.stage)
 BUCKETS = ("head", "middle", "tail")  # perplexity_bucket, lowest perplexity first
+# The line filter of a run with a model that carries its noise calibration, when no line filter
+# is named: lines scoring above it are dropped. A real line scores above it only past every
+# held-out line of the model's text, by a margin. With models of the other four sets' gold text,
+# it moves F1 by at most 0.0011 either way on every set of ../shared/eval in both modes, where
+# 0.999 costs up to 0.018 in content mode (benchmarks/results/lm-filter-noise-2026-11-28.md).
+DEFAULT_MAX_NOISE = 0.9999
+NO_CALIBRATION = ("holds no noise calibration (ARPA files, models of format version 2 and "
+                  "models trained on too little text have none): train one with `warcdeboil "
+                  "lm train`, or filter lines by perplexity (--max-line-perplexity)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +68,9 @@ class LmSettings:
     trained: tuple[tuple[str, int, str], ...] = ()
     limits: tuple[tuple[str, float, float], ...] | None = None
     language_model: str = ""  # the identification model that routes pages (--language-model)
+    # The noise score (a model with its calibration: ``LanguageModel.calibrated``).
+    line_noise: bool = False  # --line-noise: each line's noise score in JSONL
+    max_noise: float | None = None  # --max-line-noise: lines above it are dropped
 
     @property
     def auto(self) -> bool:
@@ -66,14 +82,20 @@ class LmSettings:
         return self.buckets or self.keep_buckets is not None
 
     @property
+    def noise(self) -> bool:
+        """Whether lines get a noise score: for JSONL, or for a filter that can drop some (no
+        score is above 1)."""
+        return self.line_noise or (self.max_noise is not None and self.max_noise < 1.0)
+
+    @property
     def needs_lines(self) -> bool:
         """Whether pass 2 needs each line's score (else a page's perplexity is enough)."""
-        return self.line_scores or self.max_line is not None
+        return self.line_scores or self.max_line is not None or self.noise
 
     @property
     def filters(self) -> bool:
         return (self.max_line is not None or self.max_page is not None
-                or self.keep_buckets is not None)
+                or self.keep_buckets is not None or self.noise)
 
     def warcinfo_fields(self) -> tuple[tuple[str, str], ...]:
         """What a text output's warcinfo says of the model and filters (the model's file name:
@@ -81,6 +103,8 @@ class LmSettings:
         fields = [("language-model", os.path.basename(self.model.rstrip("/")))]
         if self.max_line is not None:
             fields.append(("max-line-perplexity", repr(self.max_line)))
+        if self.max_noise is not None:
+            fields.append(("max-line-noise", repr(self.max_noise)))
         if self.max_page is not None:
             fields.append(("max-page-perplexity", repr(self.max_page)))
         if self.keep_buckets is not None:
@@ -120,6 +144,14 @@ def _perplexity(sums: np.ndarray, counts: np.ndarray, spoken: np.ndarray) -> flo
     return float(10.0 ** (-sums[spoken].sum() / units)) if units else None
 
 
+def _by_line(values: np.ndarray, spoken: np.ndarray) -> list[float | None]:
+    """Each line's value, None for a line without a unit; ``[None]`` when no line is left
+    (every line dropped: the empty text, one empty line)."""
+    found = [float(v) if k else None for v, k in zip(values.tolist(), spoken.tolist(),
+                                                       strict=True)]
+    return found or [None]
+
+
 def bucket_of(perplexity: float | None, head: float, middle: float) -> str | None:
     """``head`` at or below ``head``'s limit, ``middle`` at or below ``middle``'s, else
     ``tail``; None for a page without a score."""
@@ -144,6 +176,9 @@ class PageScore:
     bucket_dropped: bool = False  # by --keep-buckets (a page dropped by both: page_dropped)
     bucketed: bool = False  # the run computes buckets: JSONL has perplexity_bucket
     language: str = ""  # the language that chose the model and the percentiles (when routed)
+    noise: list[float | None] | None = None  # per line, as ``lines``, if asked (--line-noise)
+    noise_dropped: int = 0  # lines dropped by --max-line-noise (not by --max-line-perplexity)
+    guess: Guess | None = None  # ``identify`` of the text before the filters, if made here
 
 
 def load_model(location: str) -> LanguageModel:
@@ -171,10 +206,11 @@ def load_model(location: str) -> LanguageModel:
         return LanguageModel.load(local)
 
 
-def check_model(location: str) -> None:
+def check_model(location: str) -> bool:
     """Fail (``InputError``, one line) unless ``location`` holds what looks like a model: a
     model file whose header and table names read, or an ARPA file. Cheaper than loading it (the
-    workers load it again), so a run checks its model before it reads any record."""
+    workers load it again), so a run checks its model before it reads any record. Whether it
+    carries the noise score's calibration (``LanguageModel.calibrated``)."""
     import numpy as np
 
     from warcdeboil.warc.remote import is_remote, local_path
@@ -182,8 +218,7 @@ def check_model(location: str) -> None:
     from .model import FORMAT
 
     if is_remote(location):
-        load_model(location)  # a copy is made anyway: read it whole
-        return
+        return load_model(location).calibrated  # a copy is made anyway: read it whole
     path = local_path(location)
     try:
         with open(path, "rb") as fh:
@@ -194,7 +229,7 @@ def check_model(location: str) -> None:
                     meta = json.loads(bytes(data["meta"]).decode())
                     if meta.get("format") != FORMAT or "ids" not in data.files:
                         raise InputError(f"{location}: not a warcdeboil language model")
-                return
+                    return bool(meta.get("chars_order")) and "noise.long" in data.files
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise InputError(f"{location}: not a readable language model ({reason})") from exc
@@ -206,6 +241,7 @@ def check_model(location: str) -> None:
                 raise InputError(f"{location}: not a readable language model ({exc})") from exc
     if b"\\data\\" not in head:
         raise InputError(f"{location}: neither a warcdeboil language model nor ARPA")
+    return False
 
 
 class PageScorer:
@@ -245,14 +281,14 @@ class PageScorer:
 
     def score_many(self, pages: Sequence[tuple[CleanText, Extraction | None]],
                    urls: Sequence[str] | None = None,
-                   languages: Sequence[str] | None = None) -> list[PageScore]:
+                   languages: Sequence[str | None] | None = None) -> list[PageScore]:
         """``score`` of each page (``urls``: theirs, which choose the half with ``--lm auto``;
         ``languages``: their texts' languages, when known already), the lines of the pages of
         one model scored together: one numpy pass for them all costs two thirds of a pass a
         page (dragnet's pages, measured)."""
         routed = self.settings.auto or self._limits is not None
         if not routed:
-            return self._score_with(self._given(), pages, [""] * len(pages))
+            return self._score_with(self._given(), pages, [""] * len(pages), languages)
         urls = urls if urls is not None else [""] * len(pages)
         groups: dict[int, tuple[LanguageModel, list[int], list[str]]] = {}
         results: list[PageScore | None] = [None] * len(pages)
@@ -261,15 +297,17 @@ class PageScorer:
                                                                   strict=True)):
             language, model = self.route(cleaned.text, url, given)
             if model is None:
-                results[i] = PageScore(cleaned, content, None, [None] * (
-                    cleaned.text.count("\n") + 1) if self.settings.line_scores else None, 0,
-                    False, bucketed=self._limits is not None, language=language)
+                unscored: list[float | None] = [None] * (cleaned.text.count("\n") + 1)
+                results[i] = PageScore(
+                    cleaned, content, None, unscored if self.settings.line_scores else None, 0,
+                    False, bucketed=self._limits is not None, language=language,
+                    noise=list(unscored) if self.settings.line_noise else None)
                 continue
             group = groups.setdefault(id(model), (model, [], []))
             group[1].append(i)
             group[2].append(language)
-        for model, members, languages in groups.values():
-            scores = self._score_with(model, [pages[i] for i in members], languages)
+        for model, members, found in groups.values():
+            scores = self._score_with(model, [pages[i] for i in members], found, found)
             for i, score in zip(members, scores, strict=True):
                 results[i] = score
         return [score for score in results if score is not None]
@@ -301,51 +339,94 @@ class PageScorer:
 
     def _score_with(self, model: LanguageModel,
                     pages: Sequence[tuple[CleanText, Extraction | None]],
-                    languages: Sequence[str]) -> list[PageScore]:
+                    languages: Sequence[str],
+                    known: Sequence[str | None] | None = None) -> list[PageScore]:
+        """The pages' scores under ``model``; ``languages``: what their ``PageScore`` says
+        (the routed language, else ""); ``known``: their texts' languages, when known."""
         import numpy as np
 
         texts = [cleaned.text for cleaned, _ in pages]
-        sums, counts = model.line_log10_probs("\n".join(texts))
+        noise = None
+        if self.settings.noise:
+            if not model.calibrated:
+                raise InputError(f"{self.settings.model}: {NO_CALIBRATION}")
+            sums, counts, noise = model.line_scores("\n".join(texts))
+        else:
+            sums, counts = model.line_log10_probs("\n".join(texts))
         ends = np.cumsum([text.count("\n") + 1 for text in texts]).tolist()
         starts = [0, *ends[:-1]]
-        return [self._judge(cleaned, content, sums[a:b], counts[a:b], language)
-                for (cleaned, content), a, b, language in zip(pages, starts, ends, languages,
-                                                              strict=True)]
+        found = (self._foreign(model, texts, known) if noise is not None
+                 else [(None, False)] * len(texts))
+        return [self._judge(cleaned, content, sums[a:b], counts[a:b], language,
+                            noise[a:b] if noise is not None else None, not foreign, guess)
+                for (cleaned, content), a, b, language, (guess, foreign)
+                in zip(pages, starts, ends, languages, found, strict=True)]
+
+    def _foreign(self, model: LanguageModel, texts: Sequence[str],
+                 known: Sequence[str | None] | None) -> list[tuple[Guess | None, bool]]:
+        """For each text: its language as identified here (None when ``known`` gave it, or
+        when no page needs it), and whether it is of another language than the model's: the
+        noise score measures lines against the model's own language, in which any other
+        language's sentences are noise, so the noise filter leaves such pages alone."""
+        from warcdeboil.page.language import identify
+
+        own = model.language if self.settings.max_noise is not None else ""
+        found: list[tuple[Guess | None, bool]] = []
+        for i, text in enumerate(texts):
+            if not own:
+                found.append((None, False))
+                continue
+            given = known[i] if known is not None else None
+            guess = identify(text) if given is None else None
+            language = guess.language if guess is not None else given
+            found.append((guess, bool(language) and language != own))
+        return found
 
     def _judge(self, cleaned: CleanText, content: Extraction | None, sums: np.ndarray,
-               counts: np.ndarray, language: str = "") -> PageScore:
-        """One page's scores from its lines' (sum of log10 p, units predicted)."""
+               counts: np.ndarray, language: str = "", noise: np.ndarray | None = None,
+               filter_noise: bool = True, guess: Guess | None = None) -> PageScore:
+        """One page's scores from its lines' (sum of log10 p, units predicted) and noise
+        scores (when the run computes them; ``filter_noise`` False: none dropped by them);
+        ``guess``: the language of its text, if identified here."""
         import numpy as np
 
         settings = self.settings
         text = cleaned.text
         spoken = counts > 1  # a line with a unit: an empty line is </s> alone
         scores = np.power(10.0, -sums / counts)
-        dropped = 0
+        drop = np.zeros(len(spoken), bool)
         if settings.max_line is not None:
             drop = spoken & (scores > settings.max_line)
-            dropped = int(drop.sum())
-            if dropped:
-                keep = ~drop
-                sums, counts, spoken, scores = sums[keep], counts[keep], spoken[keep], scores[keep]
-                if content is not None and len(content.blocks) == len(keep):
-                    kept = [b for b, k in zip(content.blocks, keep.tolist(), strict=True) if k]
-                    removed = dict(content.removed)
-                    removed[LINE_REASON] = dropped
-                    content = Extraction(kept, removed)
-                    text = content.text
-                else:
-                    text = "\n".join(line for line, k in zip(text.split("\n"), keep.tolist(),
-                                                             strict=True) if k)
-                cleaned = CleanText(text, cleaned.removed, cleaned.slots)
+        dropped = int(drop.sum())
+        noisy = np.zeros(len(spoken), bool)
+        if noise is not None and settings.max_noise is not None and filter_noise:
+            # A line above both limits is the perplexity filter's.
+            noisy = spoken & (noise > settings.max_noise) & ~drop
+        noise_dropped = int(noisy.sum())
+        if dropped or noise_dropped:
+            keep = ~(drop | noisy)
+            sums, counts, spoken, scores = sums[keep], counts[keep], spoken[keep], scores[keep]
+            if noise is not None:
+                noise = noise[keep]
+            if content is not None and len(content.blocks) == len(keep):
+                kept = [b for b, k in zip(content.blocks, keep.tolist(), strict=True) if k]
+                removed = dict(content.removed)
+                for reason, count in ((LINE_REASON, dropped), (NOISE_REASON, noise_dropped)):
+                    if count:
+                        removed[reason] = count
+                content = Extraction(kept, removed)
+                text = content.text
+            else:
+                text = "\n".join(line for line, k in zip(text.split("\n"), keep.tolist(),
+                                                         strict=True) if k)
+            cleaned = CleanText(text, cleaned.removed, cleaned.slots)
         perplexity = _perplexity(sums, counts, spoken)
-        lines = None
-        if settings.line_scores:
-            lines = [float(s) if k else None for s, k in zip(scores.tolist(), spoken.tolist(),
-                                                            strict=True)]
-            if not lines:
-                lines = [None]  # every line dropped: the empty text, one empty line
-        return self._page(cleaned, content, perplexity, lines, dropped, language)
+        lines = _by_line(scores, spoken) if settings.line_scores else None
+        page = self._page(cleaned, content, perplexity, lines, dropped, language)
+        if noise is None:
+            return page
+        return replace(page, noise=_by_line(noise, spoken) if settings.line_noise else None,
+                       noise_dropped=noise_dropped, guess=guess)
 
     @property
     def needs_lines(self) -> bool:

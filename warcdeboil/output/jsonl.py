@@ -75,6 +75,8 @@ class JsonlSink(Sink):
         if result.pii is not None:  # --redact-pii
             obj["pii_redacted"] = result.pii
         obj["charset_source"] = entry.charset_source
+        if result.score is not None and result.score.noise is not None:
+            obj["line_noise"] = result.score.noise  # --line-noise: beside line_perplexities
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
 

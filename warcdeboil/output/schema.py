@@ -19,8 +19,8 @@ from dataclasses import dataclass
 __all__ = ["FIELDS", "SCHEMA_VERSION", "Field", "Type", "conforms", "describe"]
 
 # Raised when a field is added, removed, renamed or changes type (2: truncated; 3: pii_redacted,
-# charset_source, charset as its WHATWG name, and language may be an ISO 639-3 code, for
-# languages without an ISO 639-1 one).
+# charset_source, line_noise, charset as its WHATWG name, and language may be an ISO 639-3 code,
+# for languages without an ISO 639-1 one).
 SCHEMA_VERSION = 3
 
 
@@ -201,4 +201,8 @@ FIELDS: tuple[Field, ...] = (
           "declared, and the bytes are ASCII or valid UTF-8: read as UTF-8); `fallback` "
           "(nothing fitted: decoded with replacement characters, and WARC output keeps the "
           "record's own bytes)."),
+    Field("line_noise", list_of(nullable(number)), "`--line-noise`", "[0.12, null, 0.9993]",
+          "The noise score of each line of `text`, 0 to 1: how far the line lies outside what "
+          "the language model's held-out lines of real text look like (null for a line "
+          "without a word)."),
 )

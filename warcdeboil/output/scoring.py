@@ -57,10 +57,13 @@ class ScoringSink(Sink):
             scores = [self._scorer.scored(r.cleaned, r.content, *self._score_of(r))
                       for r in pending]
         else:
+            # The languages the stage before pass 2 found, if it ran (else found when needed).
+            known = [r.language.language if r.language is not None else None for r in pending]
             scores = self._scorer.score_many([(r.cleaned, r.content) for r in pending],
-                                             [r.entry.url for r in pending])
+                                             [r.entry.url for r in pending], known)
         for result, score in zip(pending, scores, strict=True):
             tally.lines_dropped_perplexity += score.lines_dropped
+            tally.lines_dropped_noise += score.noise_dropped
             dropped = score.page_dropped or score.bucket_dropped
             written = 0 if dropped else len(score.cleaned.text)
             tally.text_chars -= len(result.cleaned.text) - written  # counted as cleaned
@@ -69,8 +72,8 @@ class ScoringSink(Sink):
                 tally.pages_dropped_bucket += score.bucket_dropped
                 continue
             # The line filter may have changed the text: its language is then found again.
-            language = (result.language if score.cleaned.text == result.cleaned.text
-                        else None)
+            language = ((result.language or score.guess)
+                        if score.cleaned.text == result.cleaned.text else None)
             self._inner.page(PageResult(result.entry, result.site, score.cleaned, score.content,
                                         score, result.duplicate, language), None, None, None)
 

@@ -121,6 +121,7 @@ class RunSummary:
             "removed_slots": self.apply.removed_slots,
             "removed_blocks": self.apply.removed_blocks,
             "lines_dropped_perplexity": self.apply.lines_dropped_perplexity,
+            "lines_dropped_noise": self.apply.lines_dropped_noise,
             "pages_dropped_perplexity": self.apply.pages_dropped_perplexity,
             "pages_dropped_bucket": self.apply.pages_dropped_bucket,
             "repeated_blocks": self.fit.repeated_blocks,

@@ -58,6 +58,7 @@ class Tally:
     pii_email: int = 0  # --redact-pii: e-mail addresses redacted in the text written
     pii_ipv4: int = 0  # IPv4 addresses
     pii_ipv6: int = 0  # IPv6 addresses
+    lines_dropped_noise: int = 0  # --max-line-noise: lines above it (text outputs)
     problems: Counter[str] = field(default_factory=Counter)
 
     def problem(self, reason: str) -> None:
