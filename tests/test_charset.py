@@ -79,7 +79,7 @@ TEXTS = {
         "ทธิ ต่างมีเหตุผลและมโนธรรม "
         "และควรปฏิบัติต่อกันด้วยเจตนารมณ์แห่งภราดรภาพ"),
 }
-CHARSET = "page's charset is unsure: record kept as it was"
+CHARSET = "page's charset is unsure"
 
 
 def _page(text: str, meta: str = "") -> str:

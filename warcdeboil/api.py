@@ -49,12 +49,13 @@ _JSONL_FIELDS = ("description", "canonical_url", "language", "language_confidenc
                  "html_lang", "breadcrumbs", "headings", "lists", "markdown", "perplexity",
                  "removed")
 
-OMITTED_FIELDS = ("perplexity_bucket", "line_perplexities", "duplicate_of",
+OMITTED_FIELDS = ("perplexity_bucket", "line_perplexities", "line_noise", "duplicate_of",
                   "duplicate_group_size", "duplicate_similarity", "duplicate_kind",
                   "url_canonical")
 """The JSONL fields a :class:`CleanPage` does not carry: each comes from a stage of a whole run
-that the in-memory API does not run (perplexity buckets and line scores, the duplicate search,
-URL rules), as JSONL leaves them out of a run without the option that adds them."""
+that the in-memory API does not run (perplexity buckets, line perplexities and noise scores,
+the duplicate search, URL rules), as JSONL leaves them out of a run without the option that
+adds them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,7 +62,6 @@ __all__ = ["ApplyJob", "OutputFormat", "ProfileLookup", "apply_file", "page_fiel
 
 log = logging.getLogger(__name__)
 # Why a page's record is written as it was in WARC output (warcdeboil.page.charset).
-CHARSET_UNSURE = "page's charset is unsure: record kept as it was"
 
 # A zstd dictionary is trained on at most this much of each input (zstd's own advice is about
 # a hundred times the dictionary size in samples; its default dictionary size is 110 KiB).
@@ -260,9 +259,8 @@ def _apply_records(
         if sink.keeps_records and not page.decoded_surely:
             # The page's charset is unsure (its text may hold replacement characters or a
             # wrong guess): the record keeps its own bytes rather than be written as that text.
+            # Counted by read_page, as for every format.
             tally.carried += 1
-            tally.problem(CHARSET_UNSURE)
-            log.info("%s: record at %d: %s", job.path, record.offset, CHARSET_UNSURE)
             sink.carry(record)
             continue
         while stored is not None and pending is not None and pending.ordinal < ordinal:

@@ -79,6 +79,11 @@ def no_records(tally: Tally, path: str, *, seen: bool = False) -> None:
         log.warning("%s: %s", path, NO_RECORDS)
 
 
+# No charset decodes the page's bytes surely (see page.charset): text outputs write its best
+# reading, WARC output keeps the record's own bytes.
+CHARSET_UNSURE = "page's charset is unsure"
+
+
 def record_problem(
     tally: Tally, path: str, record: WarcRecord, reason: str, fail: bool, *, seen: bool = False
 ) -> None:
@@ -104,11 +109,16 @@ def read_page(
     again for such a record: its own problem is the cause.
     """
     try:
-        return html_page(record, limits)
+        page = html_page(record, limits)
     except RecordError as exc:
         if record.error is None:
             record_problem(tally, path, record, exc.reason, fail, seen=seen)
         return None
+    if page is not None and not page.decoded_surely:  # a finding, not a stop: every format
+        tally.problem(CHARSET_UNSURE)
+        if not seen:
+            log.info("%s@%d: %s", path, record.offset, CHARSET_UNSURE)
+    return page
 
 
 def unaddressable_counted(
