@@ -33,8 +33,8 @@ SiteKey = Annotated[
 ]
 Format = Annotated[
     OutputFormat,
-    typer.Option("--format", "-f", help="What to write: warc, text (WET), jsonl, or markdown "
-                 "(JSONL with a markdown field)."),
+    typer.Option("--format", "-f", help="What to write: warc, text (WET), jsonl, markdown "
+                 "(JSONL with a markdown field), or parquet (JSONL's fields as typed columns)."),
 ]
 ModeOption = Annotated[
     Mode | None,

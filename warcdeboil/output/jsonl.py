@@ -70,6 +70,10 @@ class JsonlSink(Sink):
             obj.update(duplicate_fields(result.duplicate))
         if self._rules is not None:
             obj["url_canonical"] = self._rules.canonical(entry.url)
+        self._write(obj)
+
+    def _write(self, obj: dict[str, object]) -> None:
+        """One page's object, as a line (Parquet output writes it as a row)."""
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
 
