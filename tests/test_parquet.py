@@ -14,6 +14,7 @@ import pytest
 from conftest import FIXTURES, http_response, jsonl_pages, outputs_of, shared_file
 
 from warcdeboil._version import __version__
+from warcdeboil.dedup.verdicts import DedupMode
 from warcdeboil.errors import ConfigError
 from warcdeboil.output import parquet
 from warcdeboil.output.formats import OutputFormat
@@ -68,6 +69,8 @@ def _same_rows(jsonl: list[dict], rows: list[dict]) -> None:
         # A JSONL null and an absent field are both a null column value.
         assert _as_jsonl(row) == {k: v for k, v in line.items() if v is not None}, line["url"]
         assert all(conforms(_json_value(row[k], TYPES[k]), TYPES[k]) for k in line), line["url"]
+        # A map's entries in the object's order.
+        assert [e["key"] for e in row["removed"]] == list(line["removed"]), line["url"]
 
 
 def _both(src: Path, tmp_path: Path, **args: object) -> tuple[list[dict], list[dict]]:
@@ -87,6 +90,12 @@ def test_every_field_of_every_jsonl_line_is_in_its_row(tmp_path: Path) -> None:
                         lm=LmSettings("auto", True, None, None, True))
     assert {name for line in lines for name in line} == {f.name for f in FIELDS} - {"markdown"}
     _same_rows(lines, rows)
+    # Runs with other options have the same schema: their files read as one table.
+    clean([FIXTURES / "crawl"], tmp_path / "plain",
+          Options(workers=1, format=OutputFormat.PARQUET, dedup=DedupMode.OFF))
+    schemas = [pq.read_schema(p).remove_metadata()
+               for d in ("parquet", "plain") for p in outputs_of(tmp_path / d, "*.parquet")]
+    assert all(schema == parquet.arrow_schema(FIELDS) for schema in schemas)
 
 
 @pytest.mark.slow
@@ -172,6 +181,7 @@ def test_compress_does_not_change_the_file(tmp_path: Path) -> None:
 
 
 def test_row_groups_are_bounded_by_rows(tmp_path: Path, monkeypatch) -> None:
+    assert (parquet.ROW_GROUP_ROWS, parquet.ROW_GROUP_BYTES) == (10_000, 32 << 20)  # the docs'
     monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 5)
     clean([FIXTURES / "crawl"], tmp_path / "small", Options(workers=1, format=OutputFormat.PARQUET))
     clean([FIXTURES / "crawl"], tmp_path / "jsonl", Options(workers=1, format=OutputFormat.JSONL))
@@ -247,6 +257,12 @@ def test_without_pyarrow_the_run_is_refused_in_one_line(monkeypatch) -> None:
     Options(format=OutputFormat.JSONL)  # the other formats do not need it
 
 
+def test_a_pyarrow_without_parquet_is_refused_by_the_sink(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(ConfigError, match=r"pip install 'warcdeboil\[parquet\]'"):
+        parquet.ParquetSink(io.BytesIO(), Codec.NONE, "a.warc.gz", markdown=False)
+
+
 def test_the_command_line_writes_parquet(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -273,23 +289,27 @@ def test_resume_keeps_a_parquet_output_made_with_the_same_options(tmp_path: Path
 
 
 @pytest.mark.parametrize("reader", ["pandas", "duckdb", "datasets"])
-def test_other_readers_read_the_rows(tmp_path: Path, reader: str) -> None:
-    """pandas, DuckDB and Hugging Face datasets, when installed (none is a dependency)."""
+def test_other_readers_read_the_rows(tmp_path: Path, reader: str, monkeypatch) -> None:
+    """pandas, DuckDB and Hugging Face datasets, when installed (none is a dependency), as the
+    documentation reads a run's outputs."""
     module = pytest.importorskip(reader)
-    clean([FIXTURES / "crawl"], tmp_path, Options(workers=1, format=OutputFormat.PARQUET))
-    path = str(outputs_of(tmp_path, "*.parquet")[0])
-    expected = pq.read_table(path).to_pylist()
+    clean([FIXTURES / "crawl"], tmp_path / "out", Options(workers=1, format=OutputFormat.PARQUET))
+    expected = _rows(tmp_path / "out")
+    assert len(expected) == 25
+    monkeypatch.chdir(tmp_path)
     if reader == "pandas":
-        frame = module.read_parquet(path)
+        frame = module.read_parquet("out/")  # the options records beside them are not read
         assert list(frame.columns) == [f.name for f in FIELDS]
         assert frame["url"].tolist() == [row["url"] for row in expected]
         assert frame["offset"].tolist() == [row["offset"] for row in expected]
     elif reader == "duckdb":
-        got = module.sql(f"SELECT url, text, removed FROM '{path}'").fetchall()
-        assert [g[:2] for g in got] == [(row["url"], row["text"]) for row in expected]
-        assert [list(g[2]) for g in got] == [row["removed"] for row in expected]
+        got = module.sql("SELECT url, text, removed, map_from_entries(removed) FROM "
+                         "read_parquet('out/*.parquet', filename=true) ORDER BY filename, "
+                         "\"offset\"").fetchall()
+        assert [g[:3] for g in got] == [(r["url"], r["text"], r["removed"]) for r in expected]
+        assert all(g[3] == {e["key"]: e["value"] for e in g[2]} for g in got)
     else:
-        data = module.load_dataset("parquet", data_files=path, split="train",
+        data = module.load_dataset("parquet", data_files="out/*.parquet", split="train",
                                    cache_dir=str(tmp_path / "cache"))
         assert data.column_names == [f.name for f in FIELDS]
         assert data.to_list() == expected

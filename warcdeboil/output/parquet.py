@@ -70,13 +70,20 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 INSTALL_HINT = "pip install 'warcdeboil[parquet]'"
 
 
-def check_pyarrow() -> None:
-    """Refuse Parquet output, in one line, where pyarrow cannot be imported."""
+def check_pyarrow(*, load: bool = False) -> None:
+    """Refuse Parquet output, in one line, where pyarrow is not installed: found on the path
+    (the run's options: the main process of a run with workers need not import it), or imported
+    (``load``: the sink)."""
+    import importlib.util
+
     try:
-        import pyarrow  # noqa: F401
-        import pyarrow.parquet  # noqa: F401
+        found = importlib.util.find_spec("pyarrow") is not None
+        if found and load:
+            import pyarrow.parquet  # noqa: F401
     except ImportError:
-        raise ConfigError(f"--format parquet needs pyarrow: {INSTALL_HINT}") from None
+        found = False
+    if not found:
+        raise ConfigError(f"--format parquet needs pyarrow: {INSTALL_HINT}")
 
 
 def arrow_type(of: Type) -> pa.DataType:
@@ -191,7 +198,7 @@ class ParquetSink(JsonlSink):
                  settings: Iterable[tuple[str, str]] = (), row_group_rows: int | None = None,
                  row_group_bytes: int | None = None, **kwargs: Any) -> None:
         super().__init__(out, Codec.NONE, source_path, **kwargs)  # compressed inside the file
-        check_pyarrow()
+        check_pyarrow(load=True)
         import pyarrow.parquet as pq
 
         self._types = [(f.name, f.type) for f in FIELDS]
@@ -209,7 +216,7 @@ class ParquetSink(JsonlSink):
 
     def _write(self, obj: dict[str, object]) -> None:
         columns = self._columns
-        if len(obj.keys() - columns.keys()):
+        if not obj.keys() <= columns.keys():
             raise ValueError(f"fields missing from schema.FIELDS: {sorted(obj.keys() - columns)}")
         size = _ROW_OVERHEAD
         for name, column in columns.items():
