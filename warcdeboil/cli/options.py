@@ -115,7 +115,7 @@ MaxPagePerplexity = Annotated[
 DedupOption = Annotated[
     DedupMode | None,
     typer.Option("--dedup", help="Duplicate pages (exact and near, across sites): off; mark "
-                 "(JSONL: duplicate_of…; the default for jsonl and markdown); drop (text "
+                 "(JSONL: duplicate_of…; the default for jsonl, markdown and parquet); drop (text "
                  "outputs: leave them out, counted); revisit (WARC: an exact copy becomes a "
                  "revisit record). Default off for warc and text. Both engines."),
 ]

@@ -50,11 +50,13 @@ __all__ = ["ROW_GROUP_BYTES", "ROW_GROUP_ROWS", "ParquetSink", "arrow_name", "ar
            "arrow_type", "check_pyarrow", "metadata"]
 
 # A row group is flushed at this many rows, or when its values reach about this many bytes (the
-# text, mostly): 32 MiB of values is ~100 MB of Python strings and Arrow buffers at the flush,
-# and still several MB per column chunk for zstd and readers (HF datasets reads a row group at
-# a time). On the eval sets (2-10 KB of text a page) the byte bound is what ends a group.
+# text, mostly), whichever comes first. What a worker holds above JSONL's peak is about twice
+# the byte bound (the Python values, then their Arrow arrays at the flush): 8 MiB keeps that
+# to tens of MB a worker, and is still MBs of text per column chunk for zstd and for readers
+# that read a row group at a time (HF datasets, DuckDB's threads). On the eval sets (1-5 KB of
+# text a page) the byte bound ends a group, at some 2,000-5,000 pages.
 ROW_GROUP_ROWS = 10_000
-ROW_GROUP_BYTES = 32 << 20
+ROW_GROUP_BYTES = 8 << 20
 # A page's values beyond its strings (numbers, list entries), as the byte count reckons them.
 _ROW_OVERHEAD = 256
 # Columns worth a dictionary: few distinct values, repeated over many rows. The others (text,
