@@ -24,9 +24,9 @@ an Arrow ``map`` column (its issue 5612), while every reader reads a list of str
 Rows are written in row groups of at most :data:`ROW_GROUP_ROWS` rows or about
 :data:`ROW_GROUP_BYTES` bytes of values, whichever comes first: a worker holds one row group's
 values at most, however large its input. Columns are compressed with zstd. The file's key-value
-metadata says the schema version (``warcdeboil.schema_version``), the software
-(``warcdeboil.version``), the input's name and the options named in a WARC output's warcinfo
-(``warcdeboil.source``, ``warcdeboil.settings``, JSON).
+metadata has one key, ``warcdeboil`` (as pandas and Hugging Face ``datasets`` keep theirs under
+their own name), a JSON object: ``schema_version``, the software's ``version``, the input's name
+(``source``) and the options a WARC output's warcinfo names (``settings``).
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ from .schema import FIELDS, SCHEMA_VERSION, Field, Type
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["ROW_GROUP_BYTES", "ROW_GROUP_ROWS", "ParquetSink", "arrow_name", "arrow_schema",
-           "arrow_type", "check_pyarrow", "metadata"]
+__all__ = ["METADATA_KEY", "ROW_GROUP_BYTES", "ROW_GROUP_ROWS", "ParquetSink", "arrow_name",
+           "arrow_schema", "arrow_type", "check_pyarrow", "metadata"]
 
 # A row group is flushed at this many rows, or when its values reach about this many bytes (the
 # text, mostly), whichever comes first. What a worker holds above JSONL's peak is about twice
@@ -134,14 +134,19 @@ def arrow_name(of: Type) -> str:
     raise ValueError(f"unknown type {of.kind}")
 
 
+METADATA_KEY = b"warcdeboil"
+
+
 def metadata(source: str, settings: Iterable[tuple[str, str]]) -> dict[bytes, bytes]:
-    """The key-value metadata of one output: schema version, software, input, settings."""
-    return {
-        b"warcdeboil.schema_version": str(SCHEMA_VERSION).encode(),
-        b"warcdeboil.version": __version__.encode(),
-        b"warcdeboil.source": source.encode("utf-8"),
-        b"warcdeboil.settings": json.dumps(dict(settings), ensure_ascii=False).encode("utf-8"),
-    }
+    """The key-value metadata of one output: schema version, software, input, settings.
+
+    >>> said = json.loads(metadata("a.warc.gz", [("mode", "content")])[METADATA_KEY])
+    >>> said["source"], said["settings"], said["schema_version"] == SCHEMA_VERSION
+    ('a.warc.gz', {'mode': 'content'}, True)
+    """
+    said = {"schema_version": SCHEMA_VERSION, "version": __version__, "source": source,
+            "settings": dict(settings)}
+    return {METADATA_KEY: json.dumps(said, ensure_ascii=False).encode("utf-8")}
 
 
 def arrow_schema(fields: Iterable[Field] = FIELDS,
