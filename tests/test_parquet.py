@@ -241,6 +241,24 @@ def test_a_lone_surrogate_is_written_as_the_replacement_character() -> None:
     assert table.column("breadcrumbs").to_pylist() == [["a\ufffd"], ["b"]]
 
 
+def test_a_run_stopped_while_writing_leaves_no_file(tmp_path: Path, monkeypatch) -> None:
+    """The writer is closed with the output's temporary file, not later by the garbage
+    collector on a closed file (which pytest, warnings as errors, would report)."""
+    import gc
+
+    from warcdeboil.errors import JobError
+
+    def broken(self, obj):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(parquet.ParquetSink, "_write", broken)
+    with pytest.raises((OSError, JobError)):
+        clean([FIXTURES / "crawl"], tmp_path / "out",
+              Options(workers=1, format=OutputFormat.PARQUET))
+    gc.collect()
+    assert outputs_of(tmp_path / "out", "**/*") == []
+
+
 def test_a_field_not_in_the_schema_is_an_error_not_a_lost_value() -> None:
     sink = parquet.ParquetSink(io.BytesIO(), Codec.NONE, "a.warc.gz", markdown=False)
     with pytest.raises(ValueError, match="not_a_field"):

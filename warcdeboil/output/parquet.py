@@ -31,6 +31,7 @@ their own name), a JSON object: ``schema_version``, the software's ``version``, 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -258,3 +259,11 @@ class ParquetSink(JsonlSink):
     def close(self) -> None:
         self._flush()
         self._writer.close()  # the footer; ``out`` itself is closed by its owner
+
+    def discard(self) -> None:
+        """The output will not be kept: the writer is closed now, while ``out`` is open, rather
+        than by the garbage collector, on a file closed by then."""
+        for column in self._columns.values():
+            column.clear()
+        with contextlib.suppress(OSError, ValueError):  # a full disk: the file goes anyway
+            self._writer.close()
