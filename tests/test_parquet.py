@@ -181,7 +181,7 @@ def test_compress_does_not_change_the_file(tmp_path: Path) -> None:
 
 
 def test_row_groups_are_bounded_by_rows(tmp_path: Path, monkeypatch) -> None:
-    assert (parquet.ROW_GROUP_ROWS, parquet.ROW_GROUP_BYTES) == (10_000, 8 << 20)  # the docs'
+    assert (parquet.ROW_GROUP_ROWS, parquet.ROW_GROUP_BYTES) == (1_000, 2 << 20)  # the docs'
     monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 5)
     clean([FIXTURES / "crawl"], tmp_path / "small", Options(workers=1, format=OutputFormat.PARQUET))
     clean([FIXTURES / "crawl"], tmp_path / "jsonl", Options(workers=1, format=OutputFormat.JSONL))

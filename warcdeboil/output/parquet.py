@@ -50,14 +50,14 @@ if TYPE_CHECKING:
 __all__ = ["METADATA_KEY", "ROW_GROUP_BYTES", "ROW_GROUP_ROWS", "ParquetSink", "arrow_name",
            "arrow_schema", "arrow_type", "check_pyarrow", "metadata"]
 
-# A row group is flushed at this many rows, or when its values reach about this many bytes (the
-# text, mostly), whichever comes first. What a worker holds above JSONL's peak is about twice
-# the byte bound (the Python values, then their Arrow arrays at the flush): 8 MiB keeps that
-# to tens of MB a worker, and is still MBs of text per column chunk for zstd and for readers
-# that read a row group at a time (HF datasets, DuckDB's threads). On the eval sets (1-5 KB of
-# text a page) the byte bound ends a group, at some 2,000-5,000 pages.
-ROW_GROUP_ROWS = 10_000
-ROW_GROUP_BYTES = 8 << 20
+# A row group is flushed at this many rows, or when its strings reach this many characters,
+# whichever comes first: what a worker holds above JSONL's peak (the Python values, their UTF-8
+# and Arrow copies, the encoded pages) is several times the strings' size. dragnet through
+# `clean -f parquet -j 1` (benchmarks/parquet.py): peak RSS 157-160 MB with 8 MiB and 10,000
+# rows, 134 MB with 2 MiB and 1,000 rows (groups of ~500 pages), JSONL's 72 MB and pyarrow's
+# import ~35 MB; the file 1.5 % larger (2.56 MB against 2.53). datatrove writes 1,000 rows too.
+ROW_GROUP_ROWS = 1_000
+ROW_GROUP_BYTES = 2 << 20
 # A page's values beyond its strings (numbers, list entries), as the byte count reckons them.
 _ROW_OVERHEAD = 256
 # Columns worth a dictionary: few distinct values, repeated over many rows. The others (text,
