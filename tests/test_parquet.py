@@ -232,13 +232,16 @@ def test_a_lone_surrogate_is_written_as_the_replacement_character() -> None:
     Parquet (whose strings are UTF-8) as U+FFFD; the other values of the column are kept."""
     out = io.BytesIO()
     sink = parquet.ParquetSink(out, Codec.NONE, "a.warc.gz", markdown=False)
-    sink._write({"url": "http://example.com/caf\udce9", "breadcrumbs": ["a\udce9"]})
-    sink._write({"url": "http://example.com/b", "breadcrumbs": ["b"]})
+    sink._write({"url": "http://example.com/caf\udce9", "breadcrumbs": ["a\udce9"],
+                 "removed": {"r\udce9": 1}})
+    sink._write({"url": "http://example.com/b", "breadcrumbs": ["b"], "removed": {"r": 2}})
     sink.close()
     table = pq.read_table(io.BytesIO(out.getvalue()))
     assert table.column("url").to_pylist() == ["http://example.com/caf\ufffd",
                                                "http://example.com/b"]
     assert table.column("breadcrumbs").to_pylist() == [["a\ufffd"], ["b"]]
+    assert table.column("removed").to_pylist() == [[{"key": "r\ufffd", "value": 1}],
+                                                   [{"key": "r", "value": 2}]]
 
 
 def test_a_run_stopped_while_writing_leaves_no_file(tmp_path: Path, monkeypatch) -> None:

@@ -189,7 +189,9 @@ def _valid_utf8(value: Any) -> Any:
     are."""
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list | tuple):
+    if isinstance(value, tuple):  # a map's (key, value) entry
+        return tuple(_valid_utf8(v) for v in value)
+    if isinstance(value, list):
         return [_valid_utf8(v) for v in value]
     if isinstance(value, dict):
         return {k: _valid_utf8(v) for k, v in value.items()}
