@@ -3,7 +3,8 @@ cannot drift from it.
 
 In a page, the line ``<!-- generated: cli -->`` becomes the command-line reference (every
 command and option, from the typer app), and ``<!-- generated: fields -->`` the table of JSONL
-fields (from :mod:`warcdeboil.output.schema`). ``tests/test_docs.py`` checks both.
+fields (from :mod:`warcdeboil.output.schema`), with their Parquet column types
+(:func:`warcdeboil.output.parquet.arrow_name`). ``tests/test_docs.py`` checks both.
 """
 
 from __future__ import annotations
@@ -99,12 +100,16 @@ def cli_reference() -> str:
 
 
 def fields_reference() -> str:
-    """The JSONL fields, in the order a line has them, as a Markdown table."""
+    """The JSONL fields, in the order a line has them, as a Markdown table, with the type of
+    each one's Parquet column."""
+    from warcdeboil.output.parquet import arrow_name
     from warcdeboil.output.schema import FIELDS, SCHEMA_VERSION, describe
 
-    lines = ["| field | type | present | example | meaning |", "|---|---|---|---|---|"]
+    lines = ["| field | type | Parquet type | present | example | meaning |",
+             "|---|---|---|---|---|---|"]
     for field in FIELDS:
-        lines.append(f"| `{field.name}` | {_cell(describe(field.type))} | {_cell(field.when)} "
+        lines.append(f"| `{field.name}` | {_cell(describe(field.type))} "
+                     f"| `{_cell(arrow_name(field.type))}` | {_cell(field.when)} "
                      f"| `{_cell(field.example)}` | {_cell(field.description)} |")
     lines += ["", f"Schema version {SCHEMA_VERSION}."]
     return "\n".join(lines)

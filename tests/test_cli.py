@@ -43,7 +43,7 @@ def test_stages_one_by_one(crawl: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("fmt", "dedup"), [
     ("jsonl", None), ("jsonl", "mark"), ("jsonl", "drop"), ("jsonl", "off"),
-    ("markdown", None), ("text", "drop"), ("warc", "revisit"),
+    ("markdown", None), ("text", "drop"), ("warc", "revisit"), ("parquet", None),
 ])
 def test_apply_writes_what_clean_writes_with_the_same_profiles(
     tmp_path: Path, fmt: str, dedup: str | None,

@@ -43,6 +43,7 @@ from warcdeboil.warc.writer import serialise
 pytestmark = pytest.mark.spark
 
 FORMATS = [OutputFormat.WARC, OutputFormat.TEXT, OutputFormat.JSONL]
+WITH_PARQUET = [*FORMATS, OutputFormat.PARQUET]  # pyarrow: the spark extra's
 
 
 def _files(directory: Path) -> dict[str, bytes]:
@@ -78,7 +79,7 @@ def _assert_same_outputs(local: Path, distributed: Path) -> None:
     assert _files(distributed) == expected
 
 
-@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.value)
+@pytest.mark.parametrize("fmt", WITH_PARQUET, ids=lambda f: f.value)
 def test_fixture_crawl_equals_the_local_run(spark, tmp_path: Path, fmt: OutputFormat) -> None:
     local, distributed = _both(spark, FIXTURES / "crawl", tmp_path,
                                Options(workers=1, format=fmt))
@@ -95,7 +96,7 @@ def codecs_apart(tmp_path: Path) -> Path:
     return src
 
 
-@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.value)
+@pytest.mark.parametrize("fmt", WITH_PARQUET, ids=lambda f: f.value)
 def test_every_codec_equals_the_local_run(
     spark, codecs_apart: Path, tmp_path: Path, fmt: OutputFormat
 ) -> None:
@@ -402,6 +403,36 @@ def test_the_noise_filter_drops_the_lines_of_the_local_run(spark, tmp_path: Path
     _assert_same_outputs(local, distributed)
     summary = clean([FIXTURES / "crawl"], tmp_path / "again", options).to_dict()
     assert summary["lines_dropped_noise"] > 0
+
+
+def test_parquet_rows_with_every_field_are_the_local_runs(spark, tmp_path: Path) -> None:
+    """Duplicates, URL rules, perplexity and line scores: the same Parquet files, byte for
+    byte, so the same rows; and those rows are the local run's JSONL lines."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    from warcdeboil.lm import LanguageModel
+    from warcdeboil.lm.scoring import LmSettings
+
+    with gzip.open(shared_file("eval", "dragnet.gold.jsonl.gz"), "rt", encoding="utf-8") as fh:
+        texts = [json.loads(line)["gold"] for line, _ in zip(fh, range(200), strict=False)]
+    model = tmp_path / "model.npz"
+    LanguageModel.train(texts).save(model)
+    lm = LmSettings(str(model), line_scores=True)
+    options = Options(workers=1, format=OutputFormat.PARQUET, lm=lm,
+                      url_rules=str(tmp_path / "rules.json"))
+    local, distributed = _both(spark, FIXTURES / "crawl", tmp_path, options)
+    _assert_same_outputs(local, distributed)
+    rows = [row for path in outputs_of(distributed, "*.parquet")
+            for row in pq.read_table(path).to_pylist()]
+    clean([FIXTURES / "crawl"], tmp_path / "jsonl",
+          Options(workers=1, format=OutputFormat.JSONL, lm=lm,
+                  url_rules=str(tmp_path / "rules2.json")))
+    lines = jsonl_pages(tmp_path / "jsonl")
+    assert len(rows) == len(lines) == 25
+    for row, line in zip(rows, lines, strict=True):
+        row["removed"] = {e["key"]: e["value"] for e in row["removed"]}
+        assert {k: v for k, v in row.items() if v is not None} == {
+            k: v for k, v in line.items() if v is not None}
+    assert all(row["url_canonical"] and row["line_perplexities"] is not None for row in rows)
 
 
 class DriverIntake:

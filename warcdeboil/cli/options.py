@@ -33,8 +33,8 @@ SiteKey = Annotated[
 ]
 Format = Annotated[
     OutputFormat,
-    typer.Option("--format", "-f", help="What to write: warc, text (WET), jsonl, or markdown "
-                 "(JSONL with a markdown field)."),
+    typer.Option("--format", "-f", help="What to write: warc, text (WET), jsonl, markdown "
+                 "(JSONL with a markdown field), or parquet (JSONL's fields as typed columns)."),
 ]
 ModeOption = Annotated[
     Mode | None,
@@ -132,7 +132,7 @@ MaxPagePerplexity = Annotated[
 DedupOption = Annotated[
     DedupMode | None,
     typer.Option("--dedup", help="Duplicate pages (exact and near, across sites): off; mark "
-                 "(JSONL: duplicate_of…; the default for jsonl and markdown); drop (text "
+                 "(JSONL: duplicate_of…; the default for jsonl, markdown and parquet); drop (text "
                  "outputs: leave them out, counted); revisit (WARC: an exact copy becomes a "
                  "revisit record). Default off for warc and text. Both engines."),
 ]

@@ -14,6 +14,11 @@ class OutputFormat(str, enum.Enum):
     TEXT = "text"
     JSONL = "jsonl"
     MARKDOWN = "markdown"  # JSONL records with a ``markdown`` field
+    PARQUET = "parquet"  # the JSONL fields as typed columns (warcdeboil.output.parquet)
+
+
+# The formats that write each page's JSONL fields (schema.FIELDS): one line, or one row.
+FIELD_FORMATS = frozenset({OutputFormat.JSONL, OutputFormat.MARKDOWN, OutputFormat.PARQUET})
 
 
 def default_mode(fmt: OutputFormat) -> Mode:
@@ -25,4 +30,4 @@ def default_mode(fmt: OutputFormat) -> Mode:
 def needs_structure(fmt: OutputFormat, mode: Mode) -> bool:
     """Whether pages must be analysed with structure marks (see
     :func:`warcdeboil.page.dom.analyse`)."""
-    return mode is Mode.CONTENT or fmt in (OutputFormat.JSONL, OutputFormat.MARKDOWN)
+    return mode is Mode.CONTENT or fmt in FIELD_FORMATS

@@ -77,6 +77,10 @@ class JsonlSink(Sink):
         obj["charset_source"] = entry.charset_source
         if result.score is not None and result.score.noise is not None:
             obj["line_noise"] = result.score.noise  # --line-noise: beside line_perplexities
+        self._write(obj)
+
+    def _write(self, obj: dict[str, object]) -> None:
+        """One page's object, as a line (Parquet output writes it as a row)."""
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
 

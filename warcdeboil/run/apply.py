@@ -381,9 +381,16 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
         from warcdeboil.urlrules import UrlRules  # only runs with --url-rules
 
         rules = UrlRules.load(job.url_rules)
-    return JsonlSink(out, job.codec, job.path, markdown=job.format is OutputFormat.MARKDOWN,
-                      duplicates=job.dedup is not DedupMode.OFF, rules=rules,
-                      language_model=job.language_model)
+    # Parquet output is JSONL's objects as rows: the same sink, with its settings in the file.
+    kind: type[JsonlSink] = JsonlSink
+    extra: dict[str, object] = {}
+    if job.format is OutputFormat.PARQUET:
+        from warcdeboil.output.parquet import ParquetSink  # pyarrow: Parquet output only
+
+        kind, extra = ParquetSink, {"settings": settings}
+    return kind(out, job.codec, job.path, markdown=job.format is OutputFormat.MARKDOWN,
+                duplicates=job.dedup is not DedupMode.OFF, rules=rules,
+                language_model=job.language_model, **extra)
 
 
 def _train_on(path: str, spans: Sequence[Span] | None) -> bytes | None:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from warcdeboil._version import __version__
 from warcdeboil.dedup.verdicts import DedupMode
 from warcdeboil.errors import InputError, PlanError
-from warcdeboil.output.formats import OutputFormat
+from warcdeboil.output.formats import FIELD_FORMATS, OutputFormat
 from warcdeboil.page.html import PageLimits
 from warcdeboil.site.clean import Mode
 from warcdeboil.site.fit import FitParams
@@ -135,7 +135,7 @@ def made_with(
     fitted = [(name, "none") for name in names] if fit is None else list(zip(names, map(repr, (
         fit.max_iou, fit.min_occurrence, fit.near_duplicate, fit.repeated_share,
         fit.repeated_min_pages)), strict=True))
-    canonical = url_rules and fmt in (OutputFormat.JSONL, OutputFormat.MARKDOWN)
+    canonical = url_rules and fmt in FIELD_FORMATS
     values = [
         ("format", fmt.value), ("mode", Mode(mode).value), ("site-key", site_key.value),
         *fitted,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from warcdeboil.dedup.verdicts import DedupMode
 from warcdeboil.errors import ConfigError
-from warcdeboil.output.formats import OutputFormat, default_mode, needs_structure
+from warcdeboil.output.formats import FIELD_FORMATS, OutputFormat, default_mode, needs_structure
 from warcdeboil.page.html import DigestKind, PageLimits
 from warcdeboil.site.clean import Mode
 from warcdeboil.site.fit import FitParams
@@ -77,6 +77,10 @@ class Options:
             )
         if self.format is OutputFormat.WARC and self.redact_pii:
             raise ConfigError(PII_WARC)
+        if self.format is OutputFormat.PARQUET:
+            from warcdeboil.output.parquet import check_pyarrow
+
+            check_pyarrow()  # before the scan, not in the first worker that writes
         if self.format is OutputFormat.WARC and self.lm is not None:
             raise ConfigError("--lm scores and filters text: use --format jsonl, text or "
                               "markdown (WARC output keeps every page)")
@@ -133,10 +137,11 @@ DEDUP_MODES = {
     OutputFormat.TEXT: (DedupMode.OFF, DedupMode.DROP),
     OutputFormat.JSONL: (DedupMode.OFF, DedupMode.MARK, DedupMode.DROP),
     OutputFormat.MARKDOWN: (DedupMode.OFF, DedupMode.MARK, DedupMode.DROP),
+    OutputFormat.PARQUET: (DedupMode.OFF, DedupMode.MARK, DedupMode.DROP),
 }
 
 
 def default_dedup(fmt: OutputFormat) -> DedupMode:
-    """JSONL and markdown say which pages are duplicates (nothing left out); WARC and WET-style
-    text stay one record per page, as their readers expect, unless asked."""
-    return DedupMode.MARK if fmt in (OutputFormat.JSONL, OutputFormat.MARKDOWN) else DedupMode.OFF
+    """JSONL, markdown and Parquet say which pages are duplicates (nothing left out); WARC and
+    WET-style text stay one record per page, as their readers expect, unless asked."""
+    return DedupMode.MARK if fmt in FIELD_FORMATS else DedupMode.OFF

@@ -17,6 +17,9 @@ every other input keeps its whole name; the format's suffix and the compression 
     a.arc.gz  (gzip out)  -> a.arc.gz.warc.gz, a.arc.gz.jsonl.gz
     a.warc    (gzip out)  -> a.warc.warc.gz, a.warc.jsonl.gz
 
+Parquet compresses inside the file (its columns), whatever ``--compress`` says, and is named as
+gzip JSONL is: ``a.warc.gz`` -> ``a.parquet``, ``a.warc`` -> ``a.warc.parquet``.
+
 Why no two inputs of a directory can meet: the compression suffix and the format's suffix are
 read back from the end of an output name, which leaves either a stem without an archive suffix
 (only a dropped ``.warc`` + compression makes one, so the input is that stem plus it) or a
@@ -57,13 +60,17 @@ FORMAT_SUFFIXES = {
     OutputFormat.TEXT: ".warc.wet",
     OutputFormat.JSONL: ".jsonl",
     OutputFormat.MARKDOWN: ".md.jsonl",
+    OutputFormat.PARQUET: ".parquet",
 }
 
 
 def output_codec(fmt: OutputFormat, compress: Codec | None, actual: Callable[[], Codec]) -> Codec:
     """The compression of one output: the one asked for, else (``compress`` None: auto) WARC and
     WET follow what the input *is* compressed with (``actual()``, from its first bytes, whatever
-    its name says) and JSONL is gzip. JSONL is one gzip stream: zstd is for WARC records."""
+    its name says) and JSONL is gzip. JSONL is one gzip stream: zstd is for WARC records.
+    Parquet is none: its columns are compressed inside the file."""
+    if fmt is OutputFormat.PARQUET:
+        return Codec.NONE
     if fmt in (OutputFormat.JSONL, OutputFormat.MARKDOWN):
         return Codec.NONE if compress is Codec.NONE else Codec.GZIP
     return compress if compress is not None else actual()
@@ -79,10 +86,13 @@ def output_name(rel: str, fmt: OutputFormat, codec: Codec) -> str:
     'a.arc.gz.warc.gz'
     >>> output_name("a.warc.gz", OutputFormat.WARC, Codec.NONE)
     'a.warc.gz.warc'
+    >>> output_name("a.warc.gz", OutputFormat.PARQUET, Codec.NONE)
+    'a.parquet'
     """
     parent, _, name = rel.rpartition("/")
     stem = name
-    dropped = ".warc" + codec.suffix
+    # Parquet, compressed inside, drops what gzip JSONL drops: one fixed suffix, as for the rest.
+    dropped = ".warc" + (Codec.GZIP.suffix if fmt is OutputFormat.PARQUET else codec.suffix)
     if name.endswith(dropped) and not has_archive_suffix(name[: -len(dropped)]):
         stem = name[: -len(dropped)]
     output = f"{stem}{FORMAT_SUFFIXES[fmt]}{codec.suffix}"
