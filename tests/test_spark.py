@@ -570,3 +570,28 @@ def test_pii_redaction_equals_the_local_run(spark, tmp_path: Path, write_archive
     if fmt is OutputFormat.JSONL:
         assert [p["pii_redacted"] for p in jsonl_pages(distributed)] == [
             {"email": 2, "ipv4": 1, "ipv6": 1}] * 4
+
+
+@pytest.mark.parametrize("fmt", [OutputFormat.TEXT, OutputFormat.JSONL], ids=lambda f: f.value)
+def test_a_given_identification_model_decides_as_in_the_local_run(
+    spark, tmp_path: Path, write_archive, fmt: OutputFormat,
+) -> None:
+    """--language-model on both engines: the given model's languages, the same bytes."""
+    from test_language import KLINGON, _tiny_model
+
+    model = str(_tiny_model(tmp_path))
+    src = tmp_path / "crawl"
+    src.mkdir()
+    records = [warc_record("response", f"https://a.example/tlh/{i}", http_response(
+        f"<html><body><p>{KLINGON}</p><p>page {i}</p></body></html>".encode()))
+        for i in range(3)]
+    write_archive(src / "a.warc.gz", records, Codec.GZIP)
+    local, distributed = _both(spark, src, tmp_path, Options(workers=1, format=fmt,
+                                                             language_model=model))
+    _assert_same_outputs(local, distributed)
+    if fmt is OutputFormat.JSONL:
+        assert [p["language"] for p in jsonl_pages(distributed)] == ["tlh"] * 3
+    else:
+        [wet] = outputs_of(distributed)
+        assert [r.get("WARC-Identified-Content-Language") for r in iter_records(wet)
+                if r.rec_type == "conversion"] == ["tlh"] * 3
