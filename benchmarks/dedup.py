@@ -13,7 +13,8 @@ that are true / predicted pairs, recall = true pairs predicted / true pairs. Met
 - ``warcdeboil``: :func:`warcdeboil.dedup.duplicate_groups` on each page's
   :func:`warcdeboil.dedup.signature_text` (its text without its site's template, fitted by
   :class:`warcdeboil.api.Deboiler` on the crawl itself, and without link-dense blocks), with
-  payload digests for the exact path;
+  payload digests for the exact path, and the stage's second look at pairs of pages of one site
+  without template (:mod:`warcdeboil.dedup.own`);
 - ``warcdeboil-template``: the same search on the template-removed text of
   :class:`~warcdeboil.api.Deboiler` (link-dense blocks kept): the signature text of 2026-11-24;
 - ``warcdeboil-content``: the same search on each page's main content (``Mode.CONTENT``):
@@ -66,8 +67,11 @@ from warcdeboil.dedup import (
     shingle_hashes,
     signature_text,
 )
+from warcdeboil.dedup.own import has_template, own_texts, same_own
+from warcdeboil.page.dom import PageText as AnalysedPage
 from warcdeboil.page.dom import analyse
 from warcdeboil.site.clean import Mode
+from warcdeboil.site.fit import SiteProfile
 from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
 
 Pair = tuple[int, int]
@@ -145,13 +149,27 @@ def page_text(html: str) -> str:
     return body.text(separator="\n") if body is not None else ""
 
 
-def ours(pages: Sequence[CrawlPage], texts: Sequence[str]) -> set[Pair]:
-    items = [PageText(i, p.url, texts[i], p.date, p.digest) for i, p in enumerate(pages)]
+def ours(pages: Sequence[CrawlPage], texts: Sequence[str], signed: Signed | None = None,
+         ) -> set[Pair]:
+    """The search on ``texts``; with ``signed`` (the pages they were made from), pairs of
+    pages of one site without template get the stage's second look (:mod:`warcdeboil.dedup.own`)."""
+    items = [PageText(i, p.url, texts[i], p.date, p.digest,
+                      site=signed.sites[i] if signed else "",
+                      no_template=bool(signed) and not has_template(signed.profiles[i]))
+             for i, p in enumerate(pages)]
     stats = DedupStats()
+
+    def look(pairs: np.ndarray) -> list[bool]:
+        assert signed is not None
+        return [same_own(*own_texts(signed.analysed[a], signed.analysed[b], signed.profiles[a]))
+                for a, b in pairs.tolist()]
+
     with tempfile.TemporaryDirectory() as tmp:
-        groups = list(duplicate_groups(items, Path(tmp), stats=stats))
+        groups = list(duplicate_groups(items, Path(tmp), stats=stats,
+                                       second_look=look if signed else None))
     print(f"  exact pairs {stats.exact_pairs}, candidates {stats.candidates}, "
-          f"confirmed {stats.confirmed}, groups {len(groups)}", file=sys.stderr)
+          f"confirmed {stats.confirmed} (second looks {stats.looked}, refused {stats.refused}), "
+          f"groups {len(groups)}", file=sys.stderr)
     return {pair for g in groups for pair in combinations(sorted((g.keep, *g.drop)), 2)}
 
 
@@ -207,26 +225,45 @@ def score(predicted: set[Pair], truth: set[Pair], kinds: dict[Pair, str],
     }
 
 
-def signature_texts(pages: Sequence[tuple[str, str | bytes]]) -> list[str]:
-    """Each page's :func:`signature_text`, with the profiles a :class:`Deboiler` fits on the
-    pages themselves (by host, as ``clean`` does)."""
+@dataclass
+class Signed:
+    """Pages as the duplicate stage signs them: each page's :func:`signature_text`, the page
+    analysed, its site and its site's profile (a :class:`Deboiler` fitted on the pages
+    themselves, by host, as ``clean`` fits them)."""
+
+    texts: list[str]
+    analysed: list[AnalysedPage]
+    sites: list[str]
+    profiles: list[SiteProfile | None]
+
+
+def signed_pages(pages: Sequence[tuple[str, str | bytes]]) -> Signed:
     model = Deboiler().fit(pages)
     keyer = SiteKeyer(SiteKeyMode.HOST)
-    return [signature_text(analyse(html, structure=True), model.profiles_.get(keyer(url)))
-            for url, html in pages]
+    analysed = [analyse(html, structure=True) for _, html in pages]
+    sites = [keyer(url) for url, _ in pages]
+    profiles = [model.profiles_.get(site) for site in sites]
+    return Signed([signature_text(page, profile) for page, profile in
+                   zip(analysed, profiles, strict=True)], analysed, sites, profiles)
+
+
+def signature_texts(pages: Sequence[tuple[str, str | bytes]]) -> list[str]:
+    """Each page's :func:`signature_text` (see :class:`Signed`)."""
+    return signed_pages(pages).texts
 
 
 def evaluate(crawl_dir: Path) -> dict[str, dict[str, object]]:
     pages = read_crawl(crawl_dir / "dup-crawl.warc.gz")
     truth, kinds = truth_pairs(crawl_dir / "truth.json", pages)
     page_kind = page_kinds(crawl_dir / "truth.json", pages)
-    signature = signature_texts([(p.url, p.html) for p in pages])
+    signed = signed_pages([(p.url, p.html) for p in pages])
+    signature = signed.texts
     cleaned = [page.text for page in Deboiler().fit_transform([(p.url, p.html) for p in pages])]
     content = [page.text for page in Deboiler(mode=Mode.CONTENT).fit_transform(
         [(p.url, p.html) for p in pages])]
     raw = [page_text(p.html) for p in pages]
     methods: dict[str, Callable[[], set[Pair]]] = {
-        "warcdeboil": lambda: ours(pages, signature),
+        "warcdeboil": lambda: ours(pages, signature, signed),
         "warcdeboil-template": lambda: ours(pages, cleaned),
         "warcdeboil-content": lambda: ours(pages, content),
         "warcdeboil-raw": lambda: ours(pages, raw),

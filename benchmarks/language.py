@@ -109,7 +109,9 @@ def gold_pages(shared: Path) -> Iterator[Page]:
 def output_pages(out_dir: Path) -> Iterator[tuple[Page, str | None, float]]:
     """The JSONL written for ../shared/eval and ../shared/warcs, with each page's language."""
     truth = truth_table()
-    for path in sorted(out_dir.rglob("*.jsonl*")):
+    # The JSONL outputs, not the records of their options beside them (.NAME.options.json).
+    for path in sorted(p for p in out_dir.rglob("*.jsonl*")
+                       if p.name.endswith((".jsonl", ".jsonl.gz"))):
         stem = path.name.split(".jsonl")[0]
         if stem in truth["eval"]:
             group, table = stem, truth["eval"]

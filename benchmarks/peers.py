@@ -373,7 +373,8 @@ def run_warcdeboil(archive: Path, end: int | None, extra_args: Sequence[str]) ->
         if run["status"] not in (0, 3):  # 3: finished, some records had problems (counted)
             raise RuntimeError(f"`{shown}` exited with status {run['status']} (its message above)")
         summary = json.loads(run["stdout"])
-        texts = load_predictions(sorted(out.rglob("*.jsonl*")))
+        texts = load_predictions(sorted(  # not the records of options beside the outputs
+            p for p in out.rglob("*.jsonl*") if p.name.endswith((".jsonl", ".jsonl.gz"))))
     return {"texts": texts, "errors": [], "pages": summary["pages"],
             "cpu_seconds": run["cpu_seconds"], "peak_rss_mb": run["peak_rss_mb"],
             "loaded_rss_mb": None, "command": shown}

@@ -598,7 +598,8 @@ def pages_by_language() -> dict[str, list[str]]:
         subprocess.run([sys.executable, "-m", "warcdeboil", "clean", str(SHARED / "warcs"),
                         "-o", out, "--format", "jsonl", "-q", "-j", "2"],
                        check=False, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
-        for path in sorted(Path(out).rglob("*.jsonl*")):
+        for path in sorted(p for p in Path(out).rglob("*.jsonl*")  # not the options records
+                           if p.name.endswith((".jsonl", ".jsonl.gz"))):
             opener = gzip.open if path.name.endswith(".gz") else open
             with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
                 for line in fh:

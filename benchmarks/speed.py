@@ -1,6 +1,7 @@
 """End-to-end speed and peak memory of ``warcdeboil clean``, one worker, in a child process.
 
     python benchmarks/speed.py ../shared/eval/dragnet.warc.gz [--format jsonl] [--repeat 3]
+    python benchmarks/speed.py ../shared/eval/dragnet.warc.gz --format warc --dedup revisit
 
 Runs the real command line (scan + fit + rewrite, Python start-up included) and reports pages per
 CPU-second (user + system time of the child) and its peak resident memory. The child reads
@@ -63,6 +64,8 @@ def main() -> None:
     parser.add_argument("--format", default="jsonl", choices=["warc", "text", "jsonl"])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--mode", choices=["template", "content"])
+    parser.add_argument("--dedup", choices=["off", "mark", "drop", "revisit"],
+                        help="--dedup of the runs (the format's default when not given)")
     parser.add_argument("--lm", type=Path, help="time with this language model (--lm)")
     parser.add_argument("--buckets", action="store_true", help="with --lm: also "
                         "--perplexity-buckets (the percentiles worked out before pass 2)")
@@ -71,6 +74,7 @@ def main() -> None:
     args = parser.parse_args()
     env = bytecode_env()
     extra: tuple[str, ...] = ("--mode", args.mode) if args.mode else ()
+    extra += ("--dedup", args.dedup) if args.dedup else ()
     scoring = ("--perplexity-buckets",) if args.buckets else ()
     if args.lm is not None and args.baseline:
         _compare(args.archive, args.format, env, extra, args.lm, args.repeat, scoring)

@@ -15,6 +15,7 @@ from types import ModuleType
 
 import pytest
 
+from warcdeboil.run.madewith import SIDE_SUFFIX
 from warcdeboil.warc.compression import Codec
 from warcdeboil.warc.writer import WarcWriter, rebuild_record
 
@@ -31,6 +32,14 @@ def load_script(name: str, path: Path) -> ModuleType:
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+def outputs_of(directory: Path, pattern: str = "*") -> list[Path]:
+    """The outputs of a run in ``directory`` whose names match ``pattern`` (``**/*``: also in
+    subdirectories), in name order: its files but the records of their options beside them
+    (``.NAME.options.json``, :mod:`warcdeboil.run.madewith`)."""
+    return sorted(p for p in directory.glob(pattern)
+                  if p.is_file() and not p.name.endswith(SIDE_SUFFIX))
 
 
 def jsonl_pages(directory: Path) -> list[dict]:
@@ -118,6 +127,40 @@ def site_pages(host: str, count: int, *, article_words: int = 60) -> list[tuple[
     return pages
 
 
+def incomplete_archives(directory: Path) -> dict[str, str]:
+    """Three archives of one site's three pages, written to ``directory``, whose last page's
+    record is incomplete: a plain .warc whose last record declares 100 bytes more than the file
+    holds (its HTML whole), a .warc.gz whose last gzip member loses its last 200 bytes, and a
+    whole record the crawler marked ``WARC-Truncated: length``. File name -> that page's URL."""
+    import zlib
+
+    from warcdeboil.warc.writer import serialise
+
+    directory.mkdir(parents=True, exist_ok=True)
+    pages = site_pages("cut.example", 3)
+    url = pages[-1][0]
+
+    def record(page: tuple[str, str], extra: list[tuple[str, str]] | None = None) -> bytes:
+        return serialise("WARC/1.0", *warc_record(
+            "response", page[0], http_response(page[1].encode()), extra=extra))
+
+    whole = [record(page) for page in pages]
+    head, _, rest = whole[-1].partition(b"\r\n\r\n")
+    block = rest[: -len(b"\r\n\r\n")]
+    head = head.replace(f"Content-Length: {len(block)}".encode(),
+                        f"Content-Length: {len(block) + 100}".encode())
+    (directory / "overshoot.warc").write_bytes(b"".join(whole[:-1]) + head + b"\r\n\r\n"
+                                               + block)
+    members = []
+    for raw in whole:
+        deflater = zlib.compressobj(6, zlib.DEFLATED, 31)
+        members.append(deflater.compress(raw) + deflater.flush())
+    (directory / "clipped.warc.gz").write_bytes(b"".join(members)[:-200])
+    marked = [*whole[:-1], record(pages[-1], [("WARC-Truncated", "length")])]
+    (directory / "marked.warc").write_bytes(b"".join(marked))
+    return {"overshoot.warc": url, "clipped.warc.gz": url, "marked.warc": url}
+
+
 class _WarcioBrotli:
     """warcio (1.8) sets an attribute on brotli's Decompressor, which brotli 1.2 forbids: give
     the second reader of the tests a decompressor it can use."""
@@ -184,6 +227,69 @@ def synthetic_crawl() -> list[tuple[list[tuple[str, str]], bytes]]:
             records.append(warc_record("metadata", url, b"via: test\r\n",
                                        content_type="application/warc-fields"))
     return records
+
+
+# -- archives with faults of the real web, made here ----------------------------------------
+
+# How records are packed into a file: plain, one gzip member or zstd frame each, or one gzip
+# member for them all (a whole-file gzip stream); and the file name's suffix for each.
+PACKINGS = {"plain": ".warc", "gzip": ".warc.gz", "zstd": ".warc.zst", "one-member": ".warc.gz"}
+
+
+def pack(records: list[bytes], packing: str) -> bytes:
+    """Serialised records (or ARC records) packed as :data:`PACKINGS` says."""
+    import zlib
+
+    import zstandard
+
+    def member(data: bytes) -> bytes:
+        deflater = zlib.compressobj(6, zlib.DEFLATED, 31)
+        return deflater.compress(data) + deflater.flush()
+
+    if packing == "plain":
+        return b"".join(records)
+    if packing == "one-member":
+        return member(b"".join(records))
+    if packing == "gzip":
+        return b"".join(member(r) for r in records)
+    assert packing == "zstd"
+    compressor = zstandard.ZstdCompressor(write_checksum=True)
+    return b"".join(compressor.compress(r) for r in records)
+
+
+def declare_length(record: bytes, length: int | str) -> bytes:
+    """A serialised WARC record whose Content-Length says ``length`` (its block unchanged)."""
+    head, _, rest = record.partition(b"Content-Length: ")
+    _, _, tail = rest.partition(b"\r\n")
+    return head + b"Content-Length: " + str(length).encode() + b"\r\n" + tail
+
+
+def pages_crawl(count: int = 5) -> list[tuple[list[tuple[str, str]], bytes]]:
+    """A warcinfo record, then ``count`` HTML pages of one site."""
+    records = [warc_record("warcinfo", "", b"software: tests\r\n",
+                           content_type="application/warc-fields")]
+    for url, html in site_pages("pages.example", count):
+        records.append(warc_record("response", url, http_response(html.encode())))
+    return records
+
+
+def pywb_bad_arc() -> bytes:
+    """An ARC file like pywb's ``bad.arc``: its file header and two records declare a length of
+    ``-1`` or ``abc``, and the records a date of 18 digits."""
+    return (
+        b"filedesc://bad.arc.gz 127.0.0.1 20140301000000 text/plain -1\n"
+        b"1 0 Bad Capture\nURL IP-address Archive-date Content-type Archive-length\n\n"
+        b"http://example.com/ 93.184.216.119 201404010000000000 text/html -1\n\n"
+        b"http://example.com/ 93.184.216.119 201404010000000000 text/html abc\n"
+    )
+
+
+def arc_record(url: str, block: bytes, length: int | str | None = None,
+               date: str = "20140216050221") -> bytes:
+    """One ARC (v1) record: its header line (declaring ``length``, the block's by default),
+    its block and the newline after it."""
+    declared = len(block) if length is None else length
+    return f"{url} 93.184.216.119 {date} text/html {declared}\n".encode() + block + b"\n"
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from conftest import FIXTURES, http_response, shared_file, warc_record
+from conftest import FIXTURES, arc_record, http_response, outputs_of, pack, shared_file, warc_record
 from isal import isal_zlib
 
 from warcdeboil.page.html import PageLimits
@@ -168,7 +168,7 @@ def test_a_media_record_over_a_gib_goes_through_in_bounded_memory(
     assert rss < 1024, f"peak RSS {rss:.0f} MB"
     if fmt == "jsonl":
         return
-    out = next(tmp_path.iterdir())
+    (out,) = outputs_of(tmp_path)
     records = list(iter_records(out))
     assert records[0].rec_type == "warcinfo"  # the output's own (see Provenance)
     media = records[2]
@@ -254,7 +254,7 @@ def test_a_member_that_holds_no_record_is_skipped_streaming(tmp_path: Path) -> N
 
 def _fields(record: WarcRecord) -> tuple:
     return (record.offset, record.length, record.version, record.headers, record.block,
-            record.error, record.addressable, record.framed, record.converted)
+            record.error, record.addressable, record.framed, record.converted, record.repairs)
 
 
 READ_BACK = sorted(p for p in FIXTURES.rglob("*") if p.name.endswith(
@@ -281,7 +281,7 @@ def test_spilling_reads_the_same_records_of_damaged_real_files(name: str) -> Non
 
 
 @pytest.mark.parametrize("codec", list(Codec))
-@pytest.mark.parametrize("delta", [-7, 9, 300])
+@pytest.mark.parametrize("delta", [-7, 9, 300, 5000])
 def test_spilling_reads_a_wrong_content_length_as_holding_does(
     tmp_path: Path, codec: Codec, delta: int
 ) -> None:
@@ -296,6 +296,26 @@ def test_spilling_reads_a_wrong_content_length_as_holding_does(
     held = [_fields(r) for r in iter_records(src)]
     assert [_fields(r) for r in iter_records(src, spill_bytes=0)] == held
     assert any(fields[5] is not None for fields in held)  # the damage is told
+
+
+@pytest.mark.parametrize("packing", ["plain", "gzip", "one-member"])
+@pytest.mark.parametrize("length", [-1, 99_999_999, 40], ids=["-1", "99999999", "+40"])
+def test_spilling_reads_an_arc_length_that_lies_as_holding_does(
+    tmp_path: Path, packing: str, length: int
+) -> None:
+    """An ARC record declaring no length (read to the next header line as it is searched), one
+    past the end of the file, or one ending inside the next record."""
+    # Longer than a piece of input (a MiB): the search for the next header goes on past one.
+    page = http_response(b"<html><body><p>" + b"words " * (400 << 10) + b"</p></body></html>")
+    declared = len(page) + length if length == 40 else length
+    records = [arc_record("filedesc://x.arc", b"1 0 test\n")]
+    records += [arc_record(f"http://arc.example/{i}", page, declared if i == 1 else None)
+                for i in range(4)]
+    src = tmp_path / ("x.arc" + (".gz" if packing != "plain" else ""))
+    src.write_bytes(pack(records, packing))
+    held = [_fields(r) for r in iter_records(src)]
+    assert [_fields(r) for r in iter_records(src, spill_bytes=0)] == held
+    assert [fields[4] for fields in held[1:]] == [page] * 4
 
 
 # -- other codecs, and the pieces under them -----------------------------------------------

@@ -10,7 +10,14 @@ from html import escape
 from pathlib import Path
 
 import pytest
-from conftest import ArchiveBuilder, http_response, shared_file, site_pages, warc_record
+from conftest import (
+    ArchiveBuilder,
+    http_response,
+    outputs_of,
+    shared_file,
+    site_pages,
+    warc_record,
+)
 from typer.testing import CliRunner
 
 from warcdeboil.api import Deboiler
@@ -830,7 +837,7 @@ def _archive(tmp_path: Path, write_archive: ArchiveBuilder,
 
 def _jsonl(out: Path) -> dict[str, dict]:
     pages = {}
-    for path in sorted(out.rglob("*.jsonl*")):
+    for path in outputs_of(out, "**/*.jsonl*"):
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             for line in fh:
                 obj = json.loads(line)
@@ -870,7 +877,7 @@ def test_markdown_format(tmp_path: Path, write_archive: ArchiveBuilder) -> None:
     # structure is rendered.
     clean([source], tmp_path / "out",
           Options(workers=1, format=OutputFormat.MARKDOWN, mode=Mode.TEMPLATE))
-    [path] = sorted((tmp_path / "out").iterdir())
+    [path] = outputs_of(tmp_path / "out")
     assert path.name == "in.md.jsonl.gz"
     markdown = _jsonl(tmp_path / "out")["https://news.example/storm"]["markdown"]
     assert "\n# Storm closes the *coast* road\n" in markdown

@@ -623,3 +623,79 @@ def test_a_real_page_with_274_comments_is_signed_by_its_article(tmp_path: Path) 
     home = [(p.url, p.html) for p in originals["foodwishes.blogspot.com"]]
     pages = [(p.url, p.html) for p in site] + [(copy_url, body), *home]
     assert _groups_of(pages, tmp_path) == [{copy_url, story.url}]
+
+
+# --- one large page ---------------------------------------------------------------------------
+
+def _large_page(paragraphs: int) -> PageText:
+    """A page of ``paragraphs`` short paragraphs of made-up words (30 words each, about 200
+    characters)."""
+    import random
+
+    from warcdeboil.page.dom import analyse
+
+    rng = random.Random(3)
+    words = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 9)))
+             for _ in range(3000)]
+    body = "".join("<p>" + " ".join(rng.choices(words, k=30)) + "</p>"
+                   for _ in range(paragraphs))
+    return analyse(f"<html><body>{body}</body></html>", structure=True)
+
+
+def test_a_long_text_is_hashed_in_pieces_to_the_same_words() -> None:
+    # Pieces of whole words, each hashed with the table of powers: the hashes and word starts
+    # of the whole text hashed at once, for words longer than a piece, text in unspaced
+    # scripts, separators at either end.
+    from warcdeboil.dedup.shingles import _hash_piece, _hash_words
+
+    texts = [
+        " ".join(["word", "x" * 70_000, "y" * 65_536, "z"] * 3),
+        "你好世界。" * 40_000,
+        ". " + "Many words, and punctuation; " * 9_000 + " !",
+        "a" * 200_000,
+    ]
+    for text in texts:
+        data = np.frombuffer(text.lower().encode(), dtype=np.uint8)
+        hashes, starts = _hash_words(data)
+        whole, whole_starts = _hash_piece(data)
+        assert len(hashes) == len(starts) >= 1
+        assert hashes.tolist() == whole.tolist()
+        assert starts.tolist() == whole_starts.tolist()
+
+
+def test_a_pages_signature_text_and_shingles_take_memory_in_proportion() -> None:
+    # Memory of the stage's two steps for one page of 4 MB, in bytes a character of its
+    # signature text (tracemalloc: allocations, not time). Before the text was folded in pieces
+    # and the words hashed in pieces: 16.7 and 37 (a page of 14 MB took 650 MB to sign).
+    import tracemalloc
+
+    from warcdeboil.dedup.shingles import shingle_hashes_batch
+    from warcdeboil.dedup.text import signature_text
+
+    page = _large_page(20_000)
+    tracemalloc.start()
+    try:
+        text = signature_text(page, None)
+        folding = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        shingle_hashes_batch([text])
+        hashing = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(text) > 3_500_000
+    assert folding < 12 * len(text)
+    assert hashing < 16 * len(text)
+
+
+def test_the_signature_text_is_folded_in_pieces_as_at_once(monkeypatch) -> None:
+    # White space of every kind str.split() knows, runs of it across the cuts between pieces.
+    import warcdeboil.dedup.text as signature
+
+    alphabet = ["a", "bc", " ", "\t", "\n", "\xa0", "\u2003", "\x1c", "\x85", "\u3000", "é"]
+    rng = np.random.default_rng(4)
+    texts = ["".join(rng.choice(alphabet, size=size)) for size in (0, 1, 50, 5000)]
+    texts += ["  lead and trail  ", "x" * 300 + " " + "y" * 300]
+    for fold in (1, 2, 7, 64):
+        monkeypatch.setattr(signature, "FOLD_CHARS", fold)
+        for text in texts:
+            assert signature._folded(text) == " ".join(text.split())

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT, warcio_check
+from conftest import FIXTURES, ROOT, outputs_of, warcio_check
 
 from warcdeboil.output.formats import OutputFormat
 from warcdeboil.output.provenance import SOURCE_FIELD
@@ -60,7 +60,7 @@ def cleaned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     clean([FIXTURES / "crawl"], out,
           Options(workers=1, format=OutputFormat.JSONL, mode=Mode.TEMPLATE))
     pages: dict[str, dict] = {}
-    for path in sorted(out.iterdir()):
+    for path in outputs_of(out):
         import gzip
 
         with gzip.open(path, "rt", encoding="utf-8") as fh:
@@ -88,7 +88,7 @@ def test_cleaned_codec_fixtures_are_valid_and_keep_other_records(
 ) -> None:
     source = FIXTURES / name
     clean([source], tmp_path, Options(workers=1))
-    (target,) = list(tmp_path.iterdir())
+    (target,) = outputs_of(tmp_path)
     assert target.name == source.name
     assert warcio_check(target)[0] == 0
     before = list(iter_records(source))

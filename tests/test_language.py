@@ -9,7 +9,15 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import ROOT, ArchiveBuilder, http_response, load_script, shared_file, warc_record
+from conftest import (
+    ROOT,
+    ArchiveBuilder,
+    http_response,
+    load_script,
+    outputs_of,
+    shared_file,
+    warc_record,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -127,12 +135,12 @@ def test_wet_records_name_the_language(tmp_path: Path, write_archive: ArchiveBui
     source = write_archive(tmp_path / "in.warc.gz", records, Codec.GZIP)
     clean([source], tmp_path / "wet", Options(workers=1, format=OutputFormat.TEXT))
     clean([source], tmp_path / "jsonl", Options(workers=1, format=OutputFormat.JSONL))
-    [wet] = (tmp_path / "wet").iterdir()
+    [wet] = outputs_of(tmp_path / "wet")
     languages = {r.target_uri: r.get("WARC-Identified-Content-Language")
                  for r in iter_records(wet) if r.rec_type == "conversion"}
     assert languages == {"https://a.example/en": "eng", "https://b.example/de": "deu",
                          "https://c.example/ru": "rus", "https://d.example/short": None}
-    [jsonl] = (tmp_path / "jsonl").iterdir()
+    [jsonl] = outputs_of(tmp_path / "jsonl")
     with gzip.open(jsonl, "rt", encoding="utf-8") as fh:
         objs = {obj["url"]: obj for obj in map(json.loads, fh)}
     assert objs["https://b.example/de"]["language"] == "de"

@@ -219,8 +219,10 @@ def test_cli_trains_and_scores(tmp_path: Path) -> None:
     scored = runner.invoke(app, ["perplexity", "--model", str(model)],
                            input="the cat sat on the rug\nrug the on cat\n\nzz qq\n")
     assert scored.exit_code == 0, scored.output
-    scores = [float(line) for line in scored.stdout.split()]
-    assert len(scores) == 4 and scores[0] < scores[1] < scores[3]
+    lines = scored.stdout.split("\n")
+    assert lines[2] == "" and lines[4:] == [""]  # one line out per line in: none for the empty
+    scores = [float(line) for line in lines[:2] + lines[3:4]]
+    assert scores[0] < scores[1] < scores[2]
     arpa = runner.invoke(app, ["perplexity", "the cat sat on the rug", "-m",
                                str(tmp_path / "m.arpa")])
     assert float(arpa.stdout) == pytest.approx(scores[0], rel=1e-4)
@@ -249,8 +251,33 @@ def test_texts_scored_together_score_as_one_by_one() -> None:
     model = LanguageModel.train(["the cat sat on the mat", "the dog sat", "a cat"] * 4)
     texts = ["the cat sat\n\non the mat", "", "\n\n", "zz the dog", "a\nb\nc"]
     together = model.perplexities(texts)
-    assert together == pytest.approx([model.perplexity(text) for text in texts])
-    assert model.perplexity("") == model.perplexity("\n\n") == model.line_perplexities([""])[0]
+    assert together == [model.perplexity(text) for text in texts]
+    assert [score is None for score in together] == [False, True, True, False, False]
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "  \n\t"])
+def test_a_text_with_nothing_to_score_has_no_perplexity(text: str) -> None:
+    """As JSONL's perplexity and line_perplexities give null for it (a page or line without a
+    unit), not the score of a line end alone."""
+    model = LanguageModel.train(["the cat sat on the mat", "the dog sat", "a cat"] * 4)
+    assert model.perplexity(text) is None
+    assert model.perplexities([text, "the cat"])[0] is None
+    assert model.line_perplexities(text) == [None] * (text.count("\n") + 1)
+    assert model.line_perplexities(["the cat", text])[0] is not None
+
+
+def test_one_string_is_refused_where_texts_are_wanted() -> None:
+    """A str is an iterable of characters: training on it, or scoring it as many texts, is a
+    mistake said in one line, naming what to pass instead."""
+    from warcdeboil.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"not one str: pass a list of strings"):
+        LanguageModel.train("the cat sat on the mat")
+    with pytest.raises(ConfigError, match=r"not one bytes"):
+        LanguageModel.train(b"the cat sat on the mat")  # type: ignore[arg-type]
+    model = LanguageModel.train(["the cat sat on the mat"] * 4)
+    with pytest.raises(ConfigError, match=r"use perplexity\(text\)"):
+        model.perplexities("the cat")
 
 
 @settings(max_examples=30, deadline=None)

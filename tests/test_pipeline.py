@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import synthetic_crawl, warcio_check
+from conftest import outputs_of, synthetic_crawl, warcio_check
+from typer.testing import CliRunner
 
+from warcdeboil.cli import app
 from warcdeboil.errors import ConfigError
 from warcdeboil.output.formats import OutputFormat
 from warcdeboil.output.provenance import SOURCE_FIELD
@@ -63,7 +65,7 @@ def test_records_that_are_not_pages_are_byte_identical(crawl: Path, tmp_path: Pa
 def test_template_is_removed_and_articles_stay(crawl: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     run(crawl, out, format=OutputFormat.JSONL, mode=Mode.TEMPLATE)
-    pages = [json.loads(line) for f in sorted(out.iterdir()) for line in _lines(f)]
+    pages = [json.loads(line) for f in outputs_of(out) for line in _lines(f)]
     assert len(pages) == 11
     for page in pages:
         assert "Headline number" in page["text"]
@@ -86,7 +88,7 @@ def test_the_summary_counts_what_was_written(crawl: Path, tmp_path: Path) -> Non
     warc = clean([crawl], tmp_path / "warc", Options(workers=1)).to_dict()
     written = 0
     cleaned = 0
-    for target in sorted((tmp_path / "warc").iterdir()):
+    for target in outputs_of(tmp_path / "warc"):
         for record in iter_records(target):
             head, _, body = record.block.partition(b"\r\n\r\n")
             if record.rec_type == "response" and b"charset=utf-8" in head:
@@ -96,7 +98,7 @@ def test_the_summary_counts_what_was_written(crawl: Path, tmp_path: Path) -> Non
     assert warc["html_bytes_after"] < warc["html_bytes_before"]
     jsonl = clean([crawl], tmp_path / "jsonl", Options(workers=1, format=OutputFormat.JSONL))
     summary = jsonl.to_dict()
-    pages = [json.loads(line) for f in sorted((tmp_path / "jsonl").iterdir())
+    pages = [json.loads(line) for f in outputs_of(tmp_path / "jsonl")
              for line in _lines(f)]
     assert summary["text_chars"] == sum(len(page["text"]) for page in pages) > 0
     assert summary["html_bytes_before"] == warc["html_bytes_before"]
@@ -127,8 +129,8 @@ def test_output_is_identical_whatever_the_workers(crawl: Path, tmp_path: Path, f
     clean([crawl], tmp_path / "two", Options(workers=2, format=fmt))
     one = {p.name: p.read_bytes() for p in (tmp_path / "one").iterdir()}
     two = {p.name: p.read_bytes() for p in (tmp_path / "two").iterdir()}
-    assert one == two
-    assert len(one) == 2
+    assert one == two  # the records of their options beside them too
+    assert len(outputs_of(tmp_path / "one")) == 2
 
 
 def test_tiny_sort_runs_give_the_same_output(crawl: Path, tmp_path: Path) -> None:
@@ -156,7 +158,7 @@ def test_profiles_apply_to_archives_not_in_the_fit(crawl: Path, tmp_path: Path) 
     fit_profiles(tmp_path / "work", tmp_path / "profiles", options)
     apply_profiles([(files[1], Path(files[1].name))], tmp_path / "out", tmp_path / "profiles",
                    options)
-    (result,) = list((tmp_path / "out").iterdir())
+    (result,) = outputs_of(tmp_path / "out")
     pages = [json.loads(line) for line in _lines(result)]
     news = [page["text"] for page in pages if page["site"] == "news.example"]
     assert news
@@ -166,15 +168,22 @@ def test_profiles_apply_to_archives_not_in_the_fit(crawl: Path, tmp_path: Path) 
 @pytest.mark.parametrize("compress", list(Codec))
 def test_compression_can_be_chosen(crawl: Path, tmp_path: Path, compress: Codec) -> None:
     clean([crawl], tmp_path / "out", Options(workers=1, compress=compress))
-    for path in (tmp_path / "out").iterdir():
+    for path in outputs_of(tmp_path / "out"):
         assert path.name.endswith(".warc" + compress.suffix)
         assert warcio_check(path)[0] == 0
 
 
 def test_no_archives_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello")
-    with pytest.raises(ConfigError, match="no WARC or ARC files"):
+    with pytest.raises(ConfigError, match="no WARC or ARC files") as raised:
         clean([tmp_path], tmp_path / "out")
+    assert str(raised.value).endswith(f" found in {tmp_path}")  # where it looked
+    runner = CliRunner()
+    (tmp_path / "empty").mkdir()
+    done = runner.invoke(app, ["clean", str(tmp_path), str(tmp_path / "empty"), "-o",
+                               str(tmp_path / "out")])
+    assert done.exit_code == 1
+    assert done.output.strip().endswith(f"found in {tmp_path}, {tmp_path / 'empty'}")
 
 
 def test_outputs_are_written_atomically(crawl: Path, tmp_path: Path) -> None:
@@ -253,7 +262,7 @@ def test_zstd_output_with_a_dictionary_trained_on_the_input(crawl: Path, tmp_pat
     trained = tmp_path / "trained"
     clean([crawl], plain, Options(workers=1, compress=Codec.ZSTD))
     clean([crawl], trained, Options(workers=1, compress=Codec.ZSTD, zstd_dictionary=True))
-    for path in sorted(trained.iterdir()):
+    for path in outputs_of(trained):
         with open(path, "rb") as fh:
             assert read_dictionary(fh) is not None
         records = [r.to_bytes() for r in iter_records(path)]

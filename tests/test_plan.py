@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import synthetic_crawl, warcio_check
+from conftest import outputs_of, synthetic_crawl, warcio_check
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -78,7 +78,8 @@ def test_output_inside_the_input_is_never_read_back(crawl: Path) -> None:
     first = _clean(str(crawl), "-o", str(out), "--json")
     assert first.exit_code == 0, first.output
     outputs = _tree(out)
-    assert sorted(outputs) == ["a.warc.gz", "b.warc.gz"]
+    assert sorted(outputs) == [".a.warc.gz.options.json", ".b.warc.gz.options.json",
+                               "a.warc.gz", "b.warc.gz"]  # each with the record of its options
     second = _clean(str(crawl), "-o", str(out), "--json")
     assert second.exit_code == 0, second.output
     assert json.loads(second.stdout)["inputs"] == 2
@@ -111,7 +112,7 @@ def test_same_stem_different_suffix_get_outputs_of_their_own(
     summary = json.loads(result.stdout)
     assert summary["inputs"] == 2 and len(summary["outputs"]) == 2
     assert summary["pages"] == 2 * 11
-    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    names = [p.name for p in outputs_of(tmp_path / "out")]
     assert len(names) == 2
     for name in names:
         assert warcio_check(tmp_path / "out" / name)[0] == 0
@@ -140,7 +141,7 @@ def test_the_same_file_reached_twice_is_read_once(crawl: Path, tmp_path: Path) -
     summary = clean([crawl, crawl / "a.warc.gz"], tmp_path / "out", Options(workers=1))
     assert summary.inputs == 2
     assert summary.to_dict()["pages"] == 11 + 4
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.warc.gz", "b.warc.gz"]
+    assert [p.name for p in outputs_of(tmp_path / "out")] == ["a.warc.gz", "b.warc.gz"]
 
 
 # -- where outputs can go ----------------------------------------------------------------------
@@ -161,7 +162,7 @@ def test_a_url_output_is_refused_by_the_local_engine(crawl: Path, tmp_path: Path
 def test_a_file_url_output_is_the_local_path(crawl: Path, tmp_path: Path) -> None:
     result = _clean(f"file://{crawl}", "-o", f"file://{tmp_path}/out")
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.warc.gz", "b.warc.gz"]
+    assert [p.name for p in outputs_of(tmp_path / "out")] == ["a.warc.gz", "b.warc.gz"]
 
 
 def test_an_output_that_cannot_be_written_stops_before_the_scan(
@@ -237,12 +238,12 @@ def test_names_say_what_the_content_is(tmp_path: Path, write_archive) -> None:
     write_archive(src / "plain.warc.gz", synthetic_crawl(), Codec.NONE)  # a name that lies
     write_archive(src / "p.warc", synthetic_crawl(), Codec.NONE)
     clean([src], tmp_path / "warc", Options(workers=1))
-    assert sorted(p.name for p in (tmp_path / "warc").iterdir()) == ["p.warc",
+    assert [p.name for p in outputs_of(tmp_path / "warc")] == ["p.warc",
                                                                       "plain.warc.gz.warc"]
-    for path in (tmp_path / "warc").iterdir():
+    for path in outputs_of(tmp_path / "warc"):
         assert detect_codec(path.read_bytes()[:8]) is Codec.NONE
     clean([src], tmp_path / "jsonl", Options(workers=1, format=OutputFormat.JSONL))
-    names = sorted(p.name for p in (tmp_path / "jsonl").iterdir())
+    names = [p.name for p in outputs_of(tmp_path / "jsonl")]
     assert names == ["p.warc.jsonl.gz", "plain.jsonl.gz"]  # gzip for every input of a run
     for name in names:
         with gzip.open(tmp_path / "jsonl" / name) as fh:
@@ -258,8 +259,9 @@ def test_an_odd_name_is_kept_on_disk_and_escaped_in_text(tmp_path: Path, write_a
     result = _clean(str(src), "-o", str(tmp_path / "out"), "-f", "jsonl", "--json")
     assert result.exit_code == 0, result.output
     result.stdout_bytes.decode("utf-8")  # the summary is valid UTF-8
-    (name,) = os.listdir(os.fsencode(tmp_path / "out"))
-    assert name == b"caf\xe9 %41\n.jsonl.gz"  # byte-exact on disk
+    side, name = sorted(os.listdir(os.fsencode(tmp_path / "out")))
+    assert name == b"caf\xe9 %41\n.jsonl.gz"  # byte-exact on disk, and the record beside it
+    assert side == b".caf\xe9 %41\n.jsonl.gz.options.json"
     data = gzip.decompress((tmp_path / "out" / os.fsdecode(name)).read_bytes())
     rows = [json.loads(line) for line in data.decode("utf-8").splitlines()]  # strict UTF-8
     assert len(rows) == 11

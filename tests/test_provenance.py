@@ -9,7 +9,14 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import http_response, shared_file, site_pages, warc_record, warcio_check
+from conftest import (
+    http_response,
+    outputs_of,
+    shared_file,
+    site_pages,
+    warc_record,
+    warcio_check,
+)
 from warcio.archiveiterator import ArchiveIterator
 from warcio.indexer import Indexer
 
@@ -213,7 +220,7 @@ def test_revisits_follow_pages_cleaned_in_another_input(tmp_path: Path, write_ar
     # Before: b's revisits of a's pages resolve in the inputs, by warcio's index.
     assert _assert_run_revisits_resolve(sorted(inputs.iterdir()), by_id=False) == 5
     clean([inputs], tmp_path / "out", Options(workers=workers))
-    outputs = sorted((tmp_path / "out").iterdir())
+    outputs = outputs_of(tmp_path / "out")
     assert [p.name for p in outputs] == ["a.warc.gz", "b.warc.gz"]
     assert _assert_run_revisits_resolve(outputs) == 5
     for path in outputs:
@@ -241,7 +248,7 @@ def test_relinked_outputs_are_the_same_for_any_workers(tmp_path: Path, write_arc
         out = tmp_path / f"out{workers}"
         clean([inputs], out, Options(workers=workers, **options))
         runs.append({p.name: p.read_bytes() for p in out.iterdir()})
-        records = [r for p in sorted(out.iterdir()) for r in iter_records(p)]
+        records = [r for p in outputs_of(out) for r in iter_records(p)]
         cleaned = {r.record_id: r.get("WARC-Payload-Digest") for r in records
                    if r.get(SOURCE_FIELD)}
         revisits = [r for r in records if r.rec_type == "revisit"]
@@ -310,6 +317,17 @@ def test_resume_after_a_kill_between_an_output_and_its_links_file(
     assert {p.name: p.read_bytes() for p in out.iterdir()} == expected
 
 
+def _write_as_is(path: Path, records: list) -> Path:
+    """Records written gzip per record with their header fields exactly as given (the writer
+    would make their URIs valid)."""
+    with open(path, "wb") as fh:
+        for headers, block in records:
+            head = "\r\n".join(["WARC/1.0", *(f"{k}: {v}" for k, v in headers)]) + "\r\n\r\n"
+            fh.write(gzip.compress(head.encode("utf-8", "surrogateescape") + block
+                                   + b"\r\n\r\n", mtime=0))
+    return path
+
+
 def test_a_uri_that_is_not_utf8_is_relinked(tmp_path: Path, write_archive) -> None:
     """A URI holding a byte that is not UTF-8 (kept as read) finds its original all the same."""
     news = _responses("news.example", 3)
@@ -319,12 +337,14 @@ def test_a_uri_that_is_not_utf8_is_relinked(tmp_path: Path, write_archive) -> No
     inputs = tmp_path / "in"
     inputs.mkdir()
     # Found by WARC-Refers-To-Target-URI (the odd one) and the digest.
-    write_archive(inputs / "a.warc.gz", [_revisit(news[2], "http://mirror.example/copy",
-                                                   refers=False)], Codec.GZIP)
-    write_archive(inputs / "b.warc.gz", news, Codec.GZIP)
+    _write_as_is(inputs / "a.warc.gz", [_revisit(news[2], "http://mirror.example/copy",
+                                                 refers=False)])
+    _write_as_is(inputs / "b.warc.gz", news)
     clean([inputs], tmp_path / "out", Options(workers=1))
     revisit = list(iter_records(tmp_path / "out" / "a.warc.gz"))[1]
-    page = next(r for r in iter_records(tmp_path / "out" / "b.warc.gz") if r.target_uri == odd)
+    page = next(r for r in iter_records(tmp_path / "out" / "b.warc.gz")
+                if r.get("WARC-Source-Target-URI") == odd)
+    assert page.target_uri == "http://news.example/caf%E9"  # the byte, percent-encoded
     assert page.get(SOURCE_FIELD) == dict(news[2][0])["WARC-Record-ID"]
     assert revisit.get("WARC-Refers-To") == page.record_id
     assert revisit.get("WARC-Payload-Digest") == page.get("WARC-Payload-Digest")
@@ -335,10 +355,10 @@ def test_apply_alone_relinks_across_its_inputs(tmp_path: Path, write_archive) ->
     clean([inputs], tmp_path / "full", Options(workers=1), work_dir=tmp_path / "work")
     found = discover_inputs([inputs])
     apply_profiles(found, tmp_path / "out", tmp_path / "work" / "profiles", Options(workers=2))
-    outputs = sorted((tmp_path / "out").iterdir())
+    outputs = outputs_of(tmp_path / "out")
     assert _assert_run_revisits_resolve(outputs) == 5
     assert [p.read_bytes() for p in outputs] == [
-        p.read_bytes() for p in sorted((tmp_path / "full").iterdir())]
+        p.read_bytes() for p in outputs_of(tmp_path / "full")]
 
 
 def test_each_output_opens_with_its_own_warcinfo(revisited: Path, tmp_path: Path) -> None:
@@ -362,7 +382,7 @@ def test_each_output_opens_with_its_own_warcinfo(revisited: Path, tmp_path: Path
 
 def test_text_output_warcinfo_says_the_same(revisited: Path, tmp_path: Path) -> None:
     clean([revisited], tmp_path / "out", Options(workers=1, format=OutputFormat.TEXT))
-    (output,) = (tmp_path / "out").iterdir()
+    (output,) = outputs_of(tmp_path / "out")
     info, *conversions = iter_records(output)
     fields = _fields(info)
     assert info.get("WARC-Filename") == output.name == "revisits.warc.wet.gz"
@@ -381,7 +401,7 @@ def test_a_source_name_that_is_not_utf8_is_escaped(tmp_path: Path, write_archive
     src.mkdir()
     write_archive(src / name, _responses("a.example", 3), Codec.NONE)
     clean([src], tmp_path / "out", Options(workers=1))
-    (output,) = (tmp_path / "out").iterdir()
+    (output,) = outputs_of(tmp_path / "out")
     info = next(iter_records(output))
     assert _fields(info)["source"] == escape_name(name) == "caf%E9%0A.warc"
     assert info.get("WARC-Filename") == "caf%E9%0A.warc"
@@ -394,7 +414,7 @@ def test_an_empty_output_still_has_its_warcinfo(tmp_path: Path, write_archive) -
                       http_response(b"\x89PNG", [("Content-Type", "image/png")]))
     src = write_archive(tmp_path / "img.warc", [png], Codec.NONE)
     clean([src], tmp_path / "text", Options(workers=1, format=OutputFormat.TEXT))
-    (output,) = (tmp_path / "text").iterdir()
+    (output,) = outputs_of(tmp_path / "text")
     (info,) = iter_records(output)
     assert info.rec_type == "warcinfo" and info.get("WARC-Date") == "1970-01-01T00:00:00Z"
 
@@ -508,16 +528,48 @@ def test_spark_relinks_revisits_across_inputs_as_locally(spark, tmp_path: Path,
     run_spark([str(inputs)], f"local://{tmp_path / 'spark'}", Options(), session=spark)
     local = {p.name: p.read_bytes() for p in (tmp_path / "local").iterdir()}
     assert {p.name: p.read_bytes() for p in (tmp_path / "spark").iterdir()} == local
-    assert _assert_run_revisits_resolve(sorted((tmp_path / "spark").iterdir())) == 5
+    assert _assert_run_revisits_resolve(outputs_of(tmp_path / "spark")) == 5
 
 
 def test_jsonl_is_unchanged_by_provenance(revisited: Path, tmp_path: Path) -> None:
     # JSONL keeps naming the source record: that is the record a reader can find by offset.
     clean([revisited], tmp_path / "out", Options(workers=1, format=OutputFormat.JSONL))
-    (output,) = (tmp_path / "out").iterdir()
+    (output,) = outputs_of(tmp_path / "out")
     with gzip.open(output, "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
     source = {r.record_id: r for r in iter_records(revisited)}
     assert len(rows) == 7
     for row in rows:
         assert source[row["record_id"]].offset == row["offset"]
+
+
+def test_uris_a_record_is_written_with_are_valid(tmp_path: Path, write_archive) -> None:
+    """Records warcdeboil writes (cleaned pages, WET records, ARC records made WARC) carry a
+    percent-encoded WARC-Target-URI, the original beside it in WARC-Source-Target-URI;
+    warcio check does not have to repair them; records copied unchanged keep their bytes."""
+    spaced = "http://news.example/a page?q=caf\u00e9 & more"
+    encoded = "http://news.example/a%20page?q=caf%C3%A9%20&%20more"
+    news = _responses("news.example", 3)
+    headers, block = news[1]
+    news[1] = [(k, spaced if k == "WARC-Target-URI" else v) for k, v in headers], block
+    image = warc_record("resource", "http://news.example/a picture.png", b"\x89PNG",
+                        content_type="image/png")
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    source = _write_as_is(inputs / "a.warc.gz", [*news, image])
+    for fmt in (OutputFormat.WARC, OutputFormat.TEXT):
+        out = tmp_path / fmt.value
+        clean([inputs], out, Options(workers=1, format=fmt))
+        (written,) = outputs_of(out)
+        records = [r for r in iter_records(written) if r.get(SOURCE_FIELD) == dict(
+            news[1][0])["WARC-Record-ID"] or r.get("WARC-Refers-To") == dict(
+            news[1][0])["WARC-Record-ID"]]
+        assert [(r.get("WARC-Target-URI"), r.get("WARC-Source-Target-URI"))
+                for r in records] == [(encoded, spaced)]
+        status, said = warcio_check(written)
+        assert status == 0 and "Replacing" not in said
+    # The image is carried as it was, space and all (the compressed bytes copied).
+    raw = [r for r in iter_records(source) if r.rec_type == "resource"][0]
+    copied = [r for r in iter_records(tmp_path / "warc" / "a.warc.gz")
+              if r.rec_type == "resource"][0]
+    assert copied.header_bytes() == raw.header_bytes()

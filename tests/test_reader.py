@@ -5,11 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, http_response, shared_file, warc_record
+from conftest import (
+    PACKINGS,
+    SHARED,
+    declare_length,
+    http_response,
+    pack,
+    shared_file,
+    warc_record,
+)
 from warcio.archiveiterator import ArchiveIterator
 
 from warcdeboil.warc.compression import Codec
 from warcdeboil.warc.reader import iter_records, read_record_at
+from warcdeboil.warc.writer import serialise
 
 RECORDS = [
     warc_record("warcinfo", "", b"software: test\r\n", content_type="application/warc-fields"),
@@ -60,6 +69,24 @@ def test_truncated_file_yields_records_before_the_damage(tmp_path: Path, write_a
     assert damaged.error.startswith("gzip member is truncated: record is truncated")
     assert damaged.rec_type == last.rec_type  # its header was read: the record is salvaged
     assert (damaged.offset, damaged.offset + damaged.length) == (last.offset, len(cut.read_bytes()))
+
+
+@pytest.mark.parametrize("packing", ["plain", "gzip", "zstd"])
+@pytest.mark.parametrize("declared", [99_999_999, 100_000])
+def test_records_after_an_overlong_length_tile_the_file_and_read_back(
+    tmp_path: Path, packing: str, declared: int
+) -> None:
+    records = [serialise("WARC/1.0", headers, block) for headers, block in RECORDS]
+    records[1] = declare_length(records[1], declared)
+    path = tmp_path / f"liar{PACKINGS[packing]}"
+    path.write_bytes(pack(records, packing))
+    read = list(iter_records(path))
+    assert [r.record_id for r in read] == [headers[1][1] for headers, _ in RECORDS]
+    assert [r.offset + r.length for r in read[:-1]] == [r.offset for r in read[1:]]
+    assert read[-1].offset + read[-1].length == path.stat().st_size
+    for record in read[2:]:
+        again = read_record_at(path, record.offset, record.length)
+        assert (again.headers, again.block) == (record.headers, record.block)
 
 
 SHARED_WARCS = sorted(

@@ -68,3 +68,17 @@ def test_known_damage_is_reported_by_reason(cleaned) -> None:
     arc = files["archivesunleashed__aut__example.arc.gz"]
     assert arc.records == 300 and not arc.problems
     assert files["webrecorder__pywb__example-bad.warc.gz.bad"].records == 6
+    # One gzip stream whose ARC records declare 680 bytes, two of them followed by the next
+    # record within those bytes, one with the date "null": every record is read.
+    bad = files["archivesunleashed__aut__badexample.arc.gz"]
+    assert (bad.records, bad.skipped) == (6, 0)
+    assert bad.problems == {
+        "ARC header with an invalid date": 1,
+        "ARC length runs past the end of the record": 2,
+        "ARC record is truncated": 1,
+        "records share gzip members or zstd frames, so random access is impossible: "
+        "`warcdeboil recompress` rewrites the file one member per record": 1,
+    }
+    # Its second response's status line is HTTPX/1.1 200 OK: carried, and said.
+    extra = files["webrecorder__pywb__example-extra.warc"]
+    assert extra.problems == {"HTTP response with a malformed status line": 1}

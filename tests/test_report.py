@@ -180,6 +180,7 @@ def test_apply_report_reads_the_archives_again(crawl: Path, tmp_path: Path) -> N
 def test_report_refuses_a_directory_that_is_not_a_report(crawl: Path, tmp_path: Path) -> None:
     work, report = tmp_path / "work", tmp_path / "mine"
     _run("index", str(crawl), "--work-dir", str(work), "-q")
+    _run("fit", "--work-dir", str(work), "--profiles", str(work / "profiles"), "-q")
     report.mkdir()
     (report / "notes.txt").write_text("mine")
     result = runner.invoke(app, ["report", str(work), "-o", str(report)])
@@ -192,6 +193,21 @@ def test_report_of_no_work_dir_is_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(tmp_path), "-o", str(tmp_path / "r")])
     assert result.exit_code == 1
     assert "no index here" in result.stderr and "Traceback" not in result.output
+
+
+def test_report_of_an_index_without_profiles_says_what_is_missing(crawl: Path,
+                                                                 tmp_path: Path) -> None:
+    """Without profiles every page would look untouched: the report is refused, in one line
+    naming the missing profiles and the command that makes them."""
+    work = tmp_path / "work"
+    _run("index", str(crawl), "--work-dir", str(work), "-q")
+    result = runner.invoke(app, ["report", str(work), "-o", str(tmp_path / "r")])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"warcdeboil: error: {work / 'profiles'}: no site profiles (the fit did not run, or did "
+        f"not finish): run `warcdeboil fit --work-dir {work} --profiles {work / 'profiles'}`, "
+        "or give --profiles")
+    assert not (tmp_path / "r").exists()
 
 
 def test_report_of_index_and_fit_without_a_run(crawl: Path, tmp_path: Path) -> None:
@@ -255,6 +271,8 @@ def test_resume_with_nothing_to_do_says_no_report_was_written(crawl: Path,
 
 def test_report_into_a_file_is_refused(crawl: Path, tmp_path: Path) -> None:
     _run("index", str(crawl), "--work-dir", str(tmp_path / "w"), "-q")
+    _run("fit", "--work-dir", str(tmp_path / "w"), "--profiles", str(tmp_path / "w" / "profiles"),
+         "-q")
     (tmp_path / "f").write_text("x")
     result = runner.invoke(app, ["report", str(tmp_path / "w"), "-o", str(tmp_path / "f")])
     assert result.exit_code == 1 and "not a directory" in result.stderr

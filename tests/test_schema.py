@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SHARED
+from conftest import FIXTURES, SHARED, outputs_of
 
 from warcdeboil.output.formats import OutputFormat
 from warcdeboil.output.schema import FIELDS, conforms, describe, integer, list_of, nullable
@@ -20,7 +20,7 @@ ALWAYS = [f.name for f in FIELDS if f.when == "always"]
 
 
 def _lines(out: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for path in sorted(out.rglob("*.jsonl*"))
+    return [json.loads(line) for path in outputs_of(out, "**/*.jsonl*")
             for line in gzip.decompress(path.read_bytes()).splitlines()]
 
 

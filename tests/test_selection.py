@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, http_response, warc_record
+from conftest import FIXTURES, http_response, outputs_of, warc_record
 
 from warcdeboil.errors import ConfigError
 from warcdeboil.output.formats import OutputFormat
@@ -338,7 +338,7 @@ def test_the_local_engine_reads_only_the_selected_byte_ranges(
 def _jsonl_lines(directory: Path) -> dict[str, list[bytes]]:
     return {
         p.name: gzip.decompress(p.read_bytes()).splitlines()
-        for p in sorted(directory.iterdir())
+        for p in outputs_of(directory)
     }
 
 
@@ -411,7 +411,7 @@ def test_spark_selected_warc_records_are_cleaned_as_in_the_full_run(spark, tmp_p
 def _assert_chosen_records_as_in(out: Path, full: Path) -> None:
     """Each output holds its own warcinfo (dated by its first record), which its cleaned records
     name, then exactly the chosen records of the full run's output, byte for byte."""
-    for path in sorted(out.iterdir()):
+    for path in outputs_of(out):
         info, *records = iter_records(path)
         (full_info, *_) = iter_records(full / path.name)
         assert info.rec_type == full_info.rec_type == "warcinfo"

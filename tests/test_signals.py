@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import http_response, site_pages, warc_record
+from conftest import http_response, outputs_of, site_pages, warc_record
 
 from warcdeboil.run.signals import Interrupted, held, stop_on_signals
 from warcdeboil.warc.compression import Codec
@@ -116,7 +116,7 @@ def stop(process: subprocess.Popen[str], sig: signal.Signals, *, group: bool = F
 
 
 def finished(out: Path) -> list[str]:
-    return sorted(p.name for p in out.iterdir()) if out.exists() else []
+    return [p.name for p in outputs_of(out)] if out.exists() else []
 
 
 def stopped_during_the_write(run: subprocess.Popen[str], sig: signal.Signals, status: int,

@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import importlib
 import json
+import pickle
+import random
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, shared_file, synthetic_crawl
+from conftest import (
+    FIXTURES,
+    declare_length,
+    http_response,
+    incomplete_archives,
+    jsonl_pages,
+    outputs_of,
+    pack,
+    pages_crawl,
+    pywb_bad_arc,
+    shared_file,
+    synthetic_crawl,
+    warc_record,
+)
 
 from warcdeboil.errors import JobError
 from warcdeboil.output.formats import OutputFormat
@@ -20,6 +38,7 @@ from warcdeboil.run.summary import RunSummary
 from warcdeboil.spark import entrypoint, run_spark
 from warcdeboil.warc.compression import Codec
 from warcdeboil.warc.reader import iter_records
+from warcdeboil.warc.writer import serialise
 
 pytestmark = pytest.mark.spark
 
@@ -27,6 +46,7 @@ FORMATS = [OutputFormat.WARC, OutputFormat.TEXT, OutputFormat.JSONL]
 
 
 def _files(directory: Path) -> dict[str, bytes]:
+    """Every file under ``directory``: the outputs and the records of their options beside them."""
     return {
         p.relative_to(directory).as_posix(): p.read_bytes()
         for p in sorted(directory.rglob("*")) if p.is_file()
@@ -47,7 +67,8 @@ def _both(spark, src: Path, tmp_path: Path, options: Options) -> tuple[Path, Pat
     expected = clean([src], local, options)
     summary = run_spark([str(src)], str(distributed), options, session=spark)
     assert _counts(summary) == _counts(expected)
-    assert summary.outputs == sorted(str(distributed / n) for n in _files(local))
+    assert summary.outputs == sorted(
+        str(distributed / p.relative_to(local)) for p in outputs_of(local, "**/*"))
     return local, distributed
 
 
@@ -80,7 +101,7 @@ def test_every_codec_equals_the_local_run(
 ) -> None:
     local, distributed = _both(spark, codecs_apart, tmp_path, Options(workers=1, format=fmt))
     _assert_same_outputs(local, distributed)
-    assert len(_files(distributed)) == 4
+    assert len(outputs_of(distributed, "**/*")) == 4
 
 
 @pytest.mark.parametrize("fmt", [OutputFormat.WARC, OutputFormat.JSONL], ids=lambda f: f.value)
@@ -94,7 +115,7 @@ def test_inputs_of_one_stem_get_the_local_engines_names(
     (src / "link.warc.gz").symlink_to(src / "sample.warc.gz")
     local, distributed = _both(spark, src, tmp_path, Options(workers=1, format=fmt))
     _assert_same_outputs(local, distributed)
-    assert len(_files(distributed)) == 4
+    assert len(outputs_of(distributed, "**/*")) == 4
 
 
 def test_an_output_directory_holding_an_input_is_refused(spark, tmp_path: Path) -> None:
@@ -129,7 +150,7 @@ def test_eval_archives_equal_the_local_run(
     src.mkdir()
     shutil.copy(shared_file("eval", f"{dataset}.warc.gz"), src)
     local, distributed = _both(spark, src, tmp_path, Options(workers=2, format=fmt))
-    (name,) = _files(local)
+    (name,) = [p.name for p in outputs_of(local)]
     # Record for record (decompressed), then byte for byte.
     assert _records(distributed / name) == _records(local / name)
     assert len(_records(local / name)) > 70
@@ -146,7 +167,9 @@ def test_urls_through_fsspec_read_and_write_like_paths(spark, tmp_path: Path) ->
     _assert_same_outputs(tmp_path / "local", tmp_path / "remote")
     assert summary.outputs == [f"local://{tmp_path / 'remote'}/crawl-0000{i}.warc.gz.warc.wet.zst"
                                for i in range(2)]
-    assert not list((tmp_path / "remote").glob(".*"))  # no temporary part left behind
+    # No temporary part left behind; the records of the options beside the outputs, uploaded.
+    assert sorted(p.name for p in (tmp_path / "remote").glob(".*")) == [
+        f".crawl-0000{i}.warc.gz.warc.wet.zst.options.json" for i in range(2)]
 
 
 def test_a_bad_input_is_one_problem_and_the_run_goes_on(spark, tmp_path: Path,
@@ -266,12 +289,64 @@ def test_messy_archives_are_summed_up_as_by_the_local_engine(spark, tmp_path: Pa
     _assert_same_outputs(local, distributed)
 
 
+@pytest.mark.parametrize("fmt", [OutputFormat.TEXT, OutputFormat.JSONL], ids=lambda f: f.value)
+def test_pages_of_incomplete_records_are_written_as_by_the_local_engine(
+    spark, tmp_path: Path, fmt: OutputFormat,
+) -> None:
+    """Spark's pass 2 reads the records again: a page cut short by the end of its file, or
+    marked WARC-Truncated by its crawler, is written marked, as from pass 1's page store."""
+    urls = incomplete_archives(tmp_path / "in")
+    local, distributed = _both(spark, tmp_path / "in", tmp_path, Options(workers=1, format=fmt))
+    _assert_same_outputs(local, distributed)
+    if fmt is OutputFormat.TEXT:
+        marked = [(r.target_uri, r.get("WARC-Truncated")) for path in sorted(distributed.iterdir())
+                  for r in iter_records(path) if r.get("WARC-Truncated")]
+    else:
+        marked = [(line["url"], line["truncated"]) for line in jsonl_pages(distributed)
+                  if line["truncated"]]
+    assert sorted(marked) == sorted((url, "length" if fmt is OutputFormat.TEXT else True)
+                                    for url in urls.values())
+
+
+def test_lengths_that_lie_and_cut_members_are_summed_up_as_by_the_local_engine(
+    spark, tmp_path: Path
+) -> None:
+    """Issue 38's faults of the archive layer: a plain file with an overlong Content-Length, a
+    whole-file gzip, a .warc.gz missing its last byte, pywb's bad.arc and a response that is
+    not HTTP. The Spark engine reads and counts them as the local engine does."""
+    records = [serialise("WARC/1.0", headers, block) for headers, block in pages_crawl()]
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "liar.warc").write_bytes(pack(
+        [*records[:2], declare_length(records[2], 99_999_999), *records[3:]], "plain"))
+    (src / "whole.warc.gz").write_bytes(pack(records, "one-member"))
+    (src / "cut.warc.gz").write_bytes(pack(records, "gzip")[:-1])
+    (src / "bad.arc").write_bytes(pywb_bad_arc())
+    httpx = warc_record("response", "http://h.example/", http_response(b"<p>x</p>").replace(
+        b"HTTP/1.1", b"HTTPX/1.1"))
+    (src / "httpx.warc").write_bytes(pack([records[1], serialise("WARC/1.0", *httpx)], "plain"))
+    options = Options(workers=1, format=OutputFormat.JSONL)
+    expected = clean([src], tmp_path / "local", options)
+    summary = run_spark([str(src)], str(tmp_path / "spark"), options, session=spark)
+    assert _counts(summary) == _counts(expected)
+    _assert_same_outputs(tmp_path / "local", tmp_path / "spark")
+    assert summary.problems == {
+        "Content-Length runs past the end of the record": 1,
+        "records share gzip members or zstd frames, so random access is impossible: "
+        "`warcdeboil recompress` rewrites the file one member per record": 1,
+        "gzip member is truncated": 1,
+        "ARC header with an invalid length": 3,
+        "ARC header with a date that is not 14 digits": 2,
+        "HTTP response with a malformed status line": 1,
+    }
+
+
 def test_resume_skips_the_inputs_whose_output_exists(spark, tmp_path: Path) -> None:
     out = tmp_path / "out"
     options = Options(format=OutputFormat.JSONL)
     first = run_spark([str(FIXTURES / "crawl")], str(out), options, session=spark)
     written = _files(out)
-    kept, gone = sorted(out.iterdir())
+    kept, gone = outputs_of(out)
     kept_at = kept.stat().st_mtime_ns
     gone.unlink()
     again = run_spark([str(FIXTURES / "crawl")], str(out), options, session=spark, resume=True)
@@ -308,3 +383,114 @@ def test_a_language_model_scores_and_filters_as_the_local_run(spark, tmp_path: P
     assert any(p["perplexity"] is not None for p in pages)
     summary = clean([FIXTURES / "crawl"], tmp_path / "again", options).to_dict()
     assert summary["lines_dropped_perplexity"] > 0
+
+
+class DriverIntake:
+    """What Spark's actions bring back to the driver: the pickled size of every item read from
+    an action's socket (``collect``, and ``count``, ``fold``, ``sum``, ``take``… built on it)."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.items = 0
+
+    def add(self, item: object) -> object:
+        self.bytes += len(pickle.dumps(item))
+        self.items += 1
+        return item
+
+
+@pytest.fixture
+def intake(monkeypatch: pytest.MonkeyPatch) -> DriverIntake:
+    """Every reader of an action's results in pyspark (3.5 and 4 name the modules differently)
+    wrapped to count what it reads."""
+    seen = DriverIntake()
+    patched = []
+    for name in ("pyspark.core.rdd", "pyspark.rdd", "pyspark.core.context", "pyspark.context",
+                 "pyspark.sql.classic.dataframe", "pyspark.sql.dataframe"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        original = getattr(module, "_load_from_socket", None)
+        if original is None:
+            continue
+
+        @contextlib.contextmanager
+        def counted(*args: object, _original=original) -> Iterator[Iterator[object]]:
+            with _original(*args) as stream:
+                yield (seen.add(item) for item in stream)
+
+        monkeypatch.setattr(module, "_load_from_socket", counted)
+        patched.append(name)
+    assert any(name.endswith(".rdd") for name in patched), patched
+    return seen
+
+
+_SENTENCES = [
+    "The people of the town said that it was the first time in years that the park was open.",
+    "They would come back with their children when the weather is warm again.",
+    "A new bridge over the river was built by the city in less than a year.",
+    "Most of the shops on the main street close early on a Sunday.",
+    "The council will meet on Monday to talk about the cost of the new school.",
+    "Our reporter spoke with the farmers who sell their fruit at the market.",
+    "Heavy rain in the north has led to floods on several roads.",
+    "The museum has opened a room for the old maps of the region.",
+    "Tickets for the summer concert were sold out within an hour.",
+    "Police asked drivers to be careful near the station after the storm.",
+]
+
+
+def _story(number: int, i: int) -> str:
+    """An English article of its own: sentences drawn for this page (seeded)."""
+    chosen = random.Random(f"{number}-{i}").choices(_SENTENCES, k=12)
+    return " ".join(f"{sentence} ({number}.{i}.{j})" for j, sentence in enumerate(chosen))
+
+
+def _english_crawl(directory: Path, write_archive, pages_per_site: int) -> Path:
+    """Two archives of three sites, each page an English article of its own."""
+    directory.mkdir()
+    for number in range(2):
+        records = []
+        for host in ("news.example", "blog.example", "shop.example"):
+            for i in range(pages_per_site):
+                html = (f"<html><head><title>{host} {i}</title></head><body><nav><a href='/'>"
+                        f"Home of {host}</a></nav><article><p>{_story(number, i)}</p></article>"
+                        f"<footer>All rights reserved by {host}.</footer></body></html>")
+                url = f"http://{host}/{number}/story/{i:04d}"
+                records.append(warc_record("response", url, http_response(html.encode())))
+        write_archive(directory / f"part-{number}.warc.gz", records, Codec.GZIP)
+    return directory
+
+
+@pytest.mark.parametrize("case", ["url-rules", "buckets"])
+def test_the_driver_receives_counts_not_pages(
+    spark, intake: DriverIntake, tmp_path: Path, write_archive, case: str
+) -> None:
+    """Ten times the pages in the same files and sites: what reaches the driver does not grow
+    (tallies, counts, percentiles; no row per page), so neither does the driver's memory. Each
+    case is a stage that brings something back: duplicates with URL rules, and perplexity
+    buckets (every page scored on the cluster, of which each language's percentiles matter)."""
+    from warcdeboil.lm import LanguageModel
+    from warcdeboil.lm.scoring import LmSettings
+
+    model = tmp_path / "model.lm"
+    LanguageModel.train(_SENTENCES[:5]).save(model)
+    seen = []
+    for name, pages_per_site in (("small", 6), ("large", 60)):
+        src = _english_crawl(tmp_path / name, write_archive, pages_per_site)
+        options = Options(format=OutputFormat.JSONL, url_rules=str(tmp_path / f"{name}.json"))
+        if case == "buckets":
+            options = Options(format=OutputFormat.JSONL, lm=LmSettings(str(model), buckets=True))
+        before = intake.bytes
+        summary = run_spark([str(src)], str(tmp_path / f"out-{name}"), options, session=spark)
+        seen.append((summary.to_dict()["pages"], intake.bytes - before))
+        if case == "buckets":  # every page was scored and bucketed
+            pages = jsonl_pages(tmp_path / f"out-{name}")
+            assert {p["perplexity_bucket"] for p in pages} == {"head", "middle", "tail"}
+    (small_pages, small_bytes), (large_pages, large_bytes) = seen
+    assert large_pages == 10 * small_pages == 360
+    assert small_bytes > 0
+    # Measured: 8.3 -> 8.4 kB (URL rules), 10.1 -> 11.8 kB (buckets: the sort's range sample,
+    # 20 scores a partition at most, is all of the small crawl's). A row a page, even a bare
+    # score (18 B pickled, as buckets took before), adds over 50 %: 324 more pages.
+    assert large_bytes < 1.5 * small_bytes, seen

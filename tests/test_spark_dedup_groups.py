@@ -87,8 +87,9 @@ def signed_row(page: int, url: str, date: str, text: str, digest: bytes) -> tupl
     """A row as :func:`warcdeboil.spark.dedup.sign_row` makes it, from a text."""
     shingles = shingle_hashes(text)
     signature = MinHasher().signature(shingles).astype("<u4").tobytes()
+    site = url.split("/")[2]  # sites with templates: no second look
     return page, (url, date, f"<urn:uuid:{page}>", len(text), len(shingles), bool(text.strip()),
-                  digest, signature, lead_digest(text))
+                  digest, signature, lead_digest(text), site, False)
 
 
 def designed_crawl(rng: random.Random) -> tuple[list[tuple[int, Any]], list[list[int]]]:

@@ -167,12 +167,19 @@ def _outputs(out: Path) -> dict[str, bytes]:
 
 
 def test_resume_writes_rules_a_finished_run_lacks(rules_crawl: Path, tmp_path: Path) -> None:
-    """--resume over a run whose outputs are all written, now with --url-rules: the rules are
-    learned and written, and no output is written again."""
+    """--resume over a WARC run whose outputs are all written, now with --url-rules: the rules
+    are learned and written, and no output is written again (the rules change no byte of WARC
+    output). JSONL output made without the rules lacks url_canonical: that --resume is refused,
+    naming the option (see docs/outputs.md)."""
     out, target = tmp_path / "out", tmp_path / "rules.json"
-    clean([rules_crawl], out, Options(workers=1, format=OutputFormat.JSONL))
+    clean([rules_crawl], tmp_path / "jsonl", Options(workers=1, format=OutputFormat.JSONL))
+    with pytest.raises(PlanError, match=r"--url-rules no \(this run: yes\)"):
+        clean([rules_crawl], tmp_path / "jsonl",
+              Options(workers=1, format=OutputFormat.JSONL, url_rules=str(target)), resume=True)
+    assert not target.exists()
+    clean([rules_crawl], out, Options(workers=1))
     before = _outputs(out)
-    options = Options(workers=1, format=OutputFormat.JSONL, url_rules=str(target))
+    options = Options(workers=1, url_rules=str(target))
     summary = clean([rules_crawl], out, options, resume=True)
     assert summary.resumed == len(SITES) and summary.apply_files == []
     assert ("param", "utm_source") in _irrelevant(json.loads(target.read_text()), SITES[0])
@@ -223,15 +230,12 @@ def test_spark_resume_writes_rules_a_finished_run_lacks(spark, rules_crawl: Path
     from warcdeboil.spark import run_spark
 
     out, target, local_rules = tmp_path / "out", tmp_path / "rules.json", tmp_path / "local.json"
-    run_spark([str(rules_crawl)], str(out), Options(workers=1, format=OutputFormat.JSONL),
-              session=spark)
+    run_spark([str(rules_crawl)], str(out), Options(workers=1), session=spark)
     before = _outputs(out)
-    summary = run_spark([str(rules_crawl)], str(out),
-                        Options(workers=1, format=OutputFormat.JSONL, url_rules=str(target)),
+    summary = run_spark([str(rules_crawl)], str(out), Options(workers=1, url_rules=str(target)),
                         session=spark, resume=True)
     assert summary.resumed == len(SITES) and summary.apply_files == []
-    clean([rules_crawl], tmp_path / "local",
-          Options(workers=1, format=OutputFormat.JSONL, url_rules=str(local_rules)))
+    clean([rules_crawl], tmp_path / "local", Options(workers=1, url_rules=str(local_rules)))
     assert target.read_bytes() == local_rules.read_bytes()
     assert _outputs(out) == before
 

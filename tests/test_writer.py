@@ -9,6 +9,7 @@ import subprocess
 import zlib
 from pathlib import Path
 
+import pytest
 from conftest import warcio_check
 
 from warcdeboil.warc.compression import Codec
@@ -89,3 +90,59 @@ def test_a_writer_leaves_the_live_parts_of_other_outputs_alone(tmp_path: Path) -
         assert live.read_bytes() == b"another worker's output"
         assert not stale.exists()
         assert (tmp_path / name).read_bytes() == b"WARC"
+
+
+@pytest.mark.parametrize("written_over", [False, True], ids=["new", "written-over"])
+def test_a_file_beside_never_speaks_for_another_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written_over: bool
+) -> None:
+    """An output and the record beside it are renamed into place together; killed between the
+    two renames, what is left never pairs the new output with the old record (nor the old
+    output with the new one): a new output has its record first, one written over loses the old
+    record first."""
+    import os
+
+    from warcdeboil.warc.writer import AtomicFile
+
+    output, side = tmp_path / "a.jsonl.gz", tmp_path / ".a.jsonl.gz.options.json"
+    if written_over:
+        output.write_bytes(b"old output")
+        side.write_bytes(b"old record")
+    with AtomicFile(output, (side, b"new record")) as out:  # no kill: both, and no part
+        out.write(b"new output")
+    assert (output.read_bytes(), side.read_bytes()) == (b"new output", b"new record")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [side.name, output.name]
+
+    if written_over:
+        output.write_bytes(b"old output")
+        side.write_bytes(b"old record")
+    else:
+        output.unlink()
+        side.unlink()
+    real, renames = os.replace, []
+
+    def killed_after_one(src: object, dst: object) -> None:
+        if renames:
+            raise KeyboardInterrupt  # what a kill leaves: the first rename done, not the second
+        renames.append(dst)
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", killed_after_one)
+    with pytest.raises(KeyboardInterrupt), AtomicFile(output, (side, b"new record")) as out:
+        out.write(b"newer output")
+    monkeypatch.undo()
+    if written_over:  # the new output with no record at all: "unknown"
+        assert (output.read_bytes(), side.exists()) == (b"newer output", False)
+    else:  # a record with nothing to speak of
+        assert (output.exists(), side.read_bytes()) == (False, b"new record")
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]
+
+
+def test_no_file_beside_an_output_that_failed(tmp_path: Path) -> None:
+    from warcdeboil.warc.writer import AtomicFile
+
+    output, side = tmp_path / "a.warc.gz", tmp_path / ".a.warc.gz.options.json"
+    with pytest.raises(ValueError), AtomicFile(output, (side, b"record")) as out:
+        out.write(b"half")
+        raise ValueError("a bad input")
+    assert list(tmp_path.iterdir()) == []

@@ -1,13 +1,16 @@
 """In-memory API for pages already at hand: ``Deboiler().fit(pages).transform(pages)``.
 
-A page is a ``(url, html)`` pair, html as ``str`` or UTF-8 ``bytes``. ``fit`` learns one profile per
-site exactly as the file pipeline does (same hashing, same pairing of URL-sorted neighbours);
-``transform`` cleans pages with what was learned and never changes the fitted state, so calling
-it twice gives the same answer. With ``mode=Mode.CONTENT`` the text is each page's main content
+A page is a ``(url, html)`` pair, html as ``str`` or UTF-8 ``bytes``, or a
+:class:`~warcdeboil.warc.reader.WarcRecord` (as :func:`~warcdeboil.iter_records` reads them:
+records that hold no HTML page are passed over). ``fit`` learns one profile per site exactly as
+the file pipeline does (same hashing, same pairing of URL-sorted neighbours); ``transform``
+cleans pages with what was learned and never changes the fitted state, so calling it twice
+gives the same answer. With ``mode=Mode.CONTENT`` the text is each page's main content
 (``html=True`` documents still lose only the template and the repeated blocks). Each page
-carries what a line of JSONL output says of it — language, headings, lists, breadcrumbs,
-description, canonical URL, Markdown, removals by reason — with the values ``--format
-markdown`` writes for the same pages in the same mode.
+carries the fields of a line of JSONL output — language, headings, lists, breadcrumbs,
+description, canonical URL, Markdown, removals by reason, and for a record its identity — with
+the values ``--format markdown --dedup off`` writes for the same pages in the same mode
+(:class:`CleanPage` says which fields, and why not the others).
 
 >>> nav = "<nav><ul><li>Home</li><li>About</li></ul></nav>"
 >>> pages = [(f"http://example.com/{i}", f"<body>{nav}<div>Story {i}</div></body>")
@@ -18,33 +21,53 @@ markdown`` writes for the same pages in the same mode.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from warcdeboil.errors import RecordError
 from warcdeboil.output.jsonl import page_fields
 from warcdeboil.page.dom import PageSignature, analyse, page_signature
+from warcdeboil.page.html import HtmlPage, PageLimits, html_page
 from warcdeboil.site.clean import Mode, clean_document, clean_page
 from warcdeboil.site.fit import FitParams, SiteProfile, fit_site
+from warcdeboil.site.pagestore import page_entry
 from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode, url_sort_key
+from warcdeboil.warc.names import escape_name
+from warcdeboil.warc.reader import WarcRecord
 
 if TYPE_CHECKING:
     from .lm import LanguageModel
 
-__all__ = ["CleanPage", "Deboiler"]
+__all__ = ["OMITTED_FIELDS", "CleanPage", "Deboiler"]
 
 Page = tuple[str, "str | bytes"]
 _JSONL_FIELDS = ("description", "canonical_url", "language", "language_confidence",
                  "html_lang", "breadcrumbs", "headings", "lists", "markdown", "perplexity",
                  "removed")
 
+OMITTED_FIELDS = ("perplexity_bucket", "line_perplexities", "duplicate_of",
+                  "duplicate_group_size", "duplicate_similarity", "duplicate_kind",
+                  "url_canonical")
+"""The JSONL fields a :class:`CleanPage` does not carry: each comes from a stage of a whole run
+that the in-memory API does not run (perplexity buckets and line scores, the duplicate search,
+URL rules), as JSONL leaves them out of a run without the option that adds them."""
+
 
 @dataclass(frozen=True, slots=True)
 class CleanPage:
-    """One transformed page: the fields of a JSONL output line (with ``--format markdown``'s
-    ``markdown``), less those that name a record of an archive (record_id, warc_file, offset,
-    length, date, charset, html_bytes_before)."""
+    """One transformed page: the fields of a JSONL output line written with ``--format
+    markdown --dedup off`` (all but :data:`OMITTED_FIELDS`), and ``html`` (``transform(...,
+    html=True)``), ``removed_subtrees`` and ``removed_slots`` beside them.
+
+    The fields that name a record (``record_id``, ``warc_file``, ``offset``, ``length``,
+    ``date``, ``charset``, ``truncated``) are None for a page given as a ``(url, html)`` pair:
+    there is no record. ``warc_file`` is None unless ``transform`` is told the archive's name.
+    ``html_bytes_before`` is the size of the HTML given (a ``str`` as UTF-8), or of a record's
+    decoded payload, as JSONL's.
+    """
 
     url: str
     site: str
@@ -64,6 +87,14 @@ class CleanPage:
     markdown: str = ""
     perplexity: float | None = None  # under the Deboiler's language model, if it has one
     removed: dict[str, int] = field(default_factory=dict)  # counts by reason, as in JSONL
+    html_bytes_before: int = 0
+    record_id: str | None = None
+    warc_file: str | None = None
+    offset: int | None = None
+    length: int | None = None
+    date: str | None = None
+    charset: str | None = None
+    truncated: bool | None = None
 
 
 class Deboiler:
@@ -80,10 +111,10 @@ class Deboiler:
         self.profiles_: dict[str, SiteProfile] = {}
         self._keyer = SiteKeyer(self.site_key)
 
-    def fit(self, pages: Iterable[Page]) -> Deboiler:
+    def fit(self, pages: Iterable[Page | WarcRecord]) -> Deboiler:
         """Learn a profile for every site with at least two pages; returns ``self``."""
         by_site: dict[str, list[tuple[str, PageSignature]]] = defaultdict(list)
-        for url, html in pages:
+        for url, html, _ in _read(pages):
             site = self._keyer(url)
             if site:
                 page = analyse(html, structure=True)  # as transform (and JSONL output) sees it
@@ -97,14 +128,21 @@ class Deboiler:
         self.profiles_ = profiles
         return self
 
-    def transform(self, pages: Iterable[Page], *, html: bool = False) -> Iterator[CleanPage]:
-        """Clean each page with its site's profile (pages of unknown sites pass unchanged)."""
+    def transform(self, pages: Iterable[Page | WarcRecord], *, html: bool = False,
+                  warc_file: str | os.PathLike[str] | None = None) -> Iterator[CleanPage]:
+        """Clean each page with its site's profile (pages of unknown sites pass unchanged).
+
+        ``warc_file``: the archive the records were read from, whose name the pages' own
+        ``warc_file`` gives (as JSONL does); without it, None.
+        """
         scorer = None
         if self.language_model is not None:
             from warcdeboil.lm.scoring import LmSettings, PageScorer  # only with a language model
 
             scorer = PageScorer(LmSettings("in memory"), self.language_model)
-        for url, markup in pages:
+        name = (escape_name(os.path.basename(os.fspath(warc_file))) if warc_file is not None
+                else None)
+        for url, markup, source in _read(pages):
             site = self._keyer(url)
             profile = self.profiles_.get(site)
             page = analyse(markup, structure=True)
@@ -112,13 +150,42 @@ class Deboiler:
             document = clean_document(markup, page, profile) if html else None
             score = scorer.score(cleaned, content) if scorer is not None else None
             fields = page_fields(page, cleaned, content, markdown=True, score=score)
-            extra: dict[str, Any] = {name: fields[name] for name in _JSONL_FIELDS}
+            extra: dict[str, Any] = {key: fields[key] for key in _JSONL_FIELDS}
+            if source is None:
+                extra["html_bytes_before"] = len(markup) if isinstance(markup, bytes) else len(
+                    markup.encode("utf-8", "surrogatepass"))
+            else:  # what pass 1 keeps of the record, so the same values as JSONL's
+                entry = page_entry(0, *source, page)
+                extra.update(
+                    record_id=entry.record_id, warc_file=name, offset=entry.offset,
+                    length=entry.length, date=entry.date, charset=entry.charset,
+                    truncated=bool(entry.truncated), html_bytes_before=entry.html_bytes_before)
             yield CleanPage(
                 url, site, page.title, cleaned.text, document, cleaned.removed, cleaned.slots,
                 **extra,
             )
 
-    def fit_transform(self, pages: Iterable[Page], *, html: bool = False) -> list[CleanPage]:
+    def fit_transform(self, pages: Iterable[Page | WarcRecord], *, html: bool = False,
+                      warc_file: str | os.PathLike[str] | None = None) -> list[CleanPage]:
         """``fit`` then ``transform`` on the same pages."""
         pages = list(pages)
-        return list(self.fit(pages).transform(pages, html=html))
+        return list(self.fit(pages).transform(pages, html=html, warc_file=warc_file))
+
+
+def _read(items: Iterable[Page | WarcRecord]
+          ) -> Iterator[tuple[str, str | bytes, tuple[WarcRecord, HtmlPage] | None]]:
+    """(url, markup, the record and its decoded page, or None for a pair) of each page: a
+    record is decoded as pass 1 decodes it (one cut short is a page too, marked truncated); a
+    record that holds no HTML page, or whose payload does not decode, is passed over."""
+    limits = PageLimits()
+    for item in items:
+        if not isinstance(item, WarcRecord):
+            url, markup = item
+            yield url, markup, None
+            continue
+        try:
+            page = html_page(item, limits)
+        except RecordError:
+            continue
+        if page is not None:
+            yield page.url, page.markup, (item, page)

@@ -4,7 +4,8 @@ Every error the library raises on purpose derives from one root::
 
     WarcDeboilError
     ├── ConfigError           bad option, unusable path, missing optional dependency
-    │   └── PlanError          inputs and outputs that cannot go together (a usage error)
+    │   └── PlanError          inputs and outputs that cannot go together, or --resume over
+    │                          outputs made with other options (a usage error)
     ├── InputError            an input file cannot be used at all (not an archive, unreadable)
     │   └── RandomAccessError  records cannot be read by offset (e.g. one gzip stream for the file)
     ├── RecordError           one record is malformed; the run goes on with the next one
@@ -41,7 +42,8 @@ class ConfigError(WarcDeboilError):
 
 class PlanError(ConfigError):
     """The inputs and the output directory given cannot go together: an output would overwrite
-    an input or another output, or the output directory holds an input."""
+    an input or another output, or the output directory holds an input; or ``--resume`` would
+    keep an output made with other options, or with no record of them."""
 
 
 class InputError(WarcDeboilError):

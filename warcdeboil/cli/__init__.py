@@ -18,7 +18,7 @@ from .clean import clean
 from .lm import lm_app, perplexity
 from .process import tune_process
 from .stages import apply, fit, index
-from .tools import evaluate_command, recompress, report_command
+from .tools import check, evaluate_command, recompress, report_command
 
 __all__ = ["app", "main"]
 
@@ -54,6 +54,7 @@ app.command()(fit)
 app.command()(apply)
 app.command(name="report")(report_command)
 app.command()(recompress)
+app.command()(check)
 app.command(name="eval")(evaluate_command)
 app.command()(perplexity)
 app.add_typer(lm_app, name="lm")

@@ -42,6 +42,7 @@ from .options import (
     Workers,
     ZstdDict,
     build_options,
+    check_dedup,
     check_mode,
     fail_fast,
     lm_settings,
@@ -76,8 +77,9 @@ def clean(
     max_page_depth: MaxPageDepth = 10_000,
     resume: Annotated[
         bool,
-        typer.Option("--resume", help="Skip inputs whose output is complete (both engines); "
-                     "--engine local also reuses a finished index and profiles in --work-dir."),
+        typer.Option("--resume", help="Skip inputs whose output is complete; outputs made "
+                     "with other options stop the run (exit status 2). Both engines; --engine "
+                     "local also reuses a finished index and profiles in --work-dir."),
     ] = False,
     json_summary: JsonSummary = False,
     engine: Annotated[
@@ -131,7 +133,7 @@ def clean(
 
     setup_logging(verbose, quiet)
     check_mode(fmt, mode)
-    _dedup_usable(fmt, dedup)
+    check_dedup(fmt, dedup)
     if url_rules is not None and dedup is DedupMode.OFF:
         raise typer.BadParameter("learns from the duplicate stage's groups: not with --dedup off",
                                  param_hint="--url-rules")
@@ -177,19 +179,6 @@ def clean(
         reporter.missing()
     data = summary.to_dict()
     finish(data, json_summary, quiet)
-
-
-def _dedup_usable(fmt: OutputFormat, dedup: DedupMode | None) -> None:
-    """--dedup modes the format has no use for: a usage error (see run.options.DEDUP_MODES)."""
-    from warcdeboil.run.options import DEDUP_MODES
-
-    if dedup is not None and dedup not in DEDUP_MODES[fmt]:
-        allowed = ", ".join(m.value for m in DEDUP_MODES[fmt])
-        raise typer.BadParameter(
-            f"{dedup.value} does not apply to --format {fmt.value} (it takes {allowed}): WARC "
-            "output keeps every record, revisit records are WARC's, and only JSONL has fields "
-            "to mark duplicates in", param_hint="--dedup",
-        )
 
 
 class _Reporter:

@@ -144,7 +144,8 @@ def perplexity(
                                              "nothing: read standard input.")] = "-",
     verbose: Verbose = False,
 ) -> None:
-    """Print the perplexity of each line of TEXT under the model, one score a line."""
+    """Print the perplexity of each line of TEXT under the model, one score a line (an empty
+    line for a line with nothing to score)."""
     from warcdeboil.lm import LanguageModel
 
     try:
@@ -169,4 +170,5 @@ def perplexity(
 
 def _print_scores(scorer: object, lines: list[str]) -> None:
     scores = scorer.line_perplexities(lines)  # type: ignore[attr-defined]
-    sys.stdout.write("".join(f"{score:.2f}\n" for score in scores))
+    # A line with nothing to score (empty, blank) gets an empty line: one line out per line in.
+    sys.stdout.write("".join("\n" if score is None else f"{score:.2f}\n" for score in scores))

@@ -163,6 +163,19 @@ def check_mode(fmt: OutputFormat, mode: Mode | None) -> None:
         )
 
 
+def check_dedup(fmt: OutputFormat, dedup: DedupMode | None) -> None:
+    """--dedup modes the format has no use for: a usage error (see run.options.DEDUP_MODES)."""
+    from warcdeboil.run.options import DEDUP_MODES
+
+    if dedup is not None and dedup not in DEDUP_MODES[fmt]:
+        allowed = ", ".join(m.value for m in DEDUP_MODES[fmt])
+        raise typer.BadParameter(
+            f"{dedup.value} does not apply to --format {fmt.value} (it takes {allowed}): WARC "
+            "output keeps every record, revisit records are WARC's, and only JSONL has fields "
+            "to mark duplicates in", param_hint="--dedup",
+        )
+
+
 def lm_settings(
     fmt: OutputFormat, model: str | None, line_scores: bool, max_line: float | None,
     max_page: float | None, buckets: bool = False, keep: str | None = None, *,

@@ -22,6 +22,7 @@ from .console import (
 )
 from .options import (
     Compress,
+    DedupOption,
     Format,
     Inputs,
     JsonSummary,
@@ -40,6 +41,7 @@ from .options import (
     Workers,
     ZstdDict,
     build_options,
+    check_dedup,
     check_mode,
     lm_settings,
 )
@@ -115,30 +117,43 @@ def apply(
     line_perplexity: LinePerplexity = False,
     max_line_perplexity: MaxLinePerplexity = None,
     max_page_perplexity: MaxPagePerplexity = None,
+    dedup: DedupOption = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
-    """Pass 2: clean archives with existing site profiles (also archives not in the fit)."""
-    from warcdeboil.run.local import apply_profiles, discover_inputs
+    """Clean archives with existing site profiles (also archives not in the fit).
+
+    Pass 2 alone, unless the duplicate stage runs (--dedup mark, the default for jsonl and
+    markdown, drop or revisit): it needs pass 1 over these archives first, as in clean.
+    """
+    from warcdeboil.run.local import apply_profiles, clean, discover_inputs, profile_stats
     from warcdeboil.run.plan import local_output_dir
+    from warcdeboil.run.summary import RunSummary
 
     setup_logging(verbose, quiet)
     check_mode(fmt, mode)
+    check_dedup(fmt, dedup)
     try:
         options = build_options(
             format=fmt, mode=mode, compress=compress, workers=workers, max_iou=0.95,
             min_occurrence=1, zstd_dictionary=zstd_dict,
             lm=lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
                             max_page_perplexity, run=False),
+            dedup=dedup,
         )
         found = discover_inputs(inputs, exclude=local_output_dir(output))
         with ProgressBars(not quiet and sys.stderr.isatty()) as bars:
-            tallies = apply_profiles(found, output, profiles, options, bars)
-        data = tally_summary(len(found), tallies)
+            if options.dedup_stage:
+                summary = clean(inputs, output, options, progress=bars, profiles_dir=profiles)
+            else:
+                summary = RunSummary(inputs=len(found), fit=profile_stats(profiles))
+                summary.apply_files = apply_profiles(found, output, profiles, options, bars)
+        data = summary.to_dict()
         if report is not None:
             from warcdeboil.report import ArchivePages, build_report
 
-            source = ArchivePages([p for p, _ in found], options.structure, options.limits)
+            source = ArchivePages([p for p, _ in found], options.output_structure,
+                                   options.limits)
             report_written(build_report(source, report, profiles, options.effective_mode,
                                          data, workers=options.worker_count), quiet)
     except Exception as exc:

@@ -1,8 +1,9 @@
-"""``report``, ``recompress`` and ``eval``: commands around a run."""
+"""``report``, ``recompress``, ``check`` and ``eval``: commands around a run."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +13,15 @@ from warcdeboil.output.formats import OutputFormat
 from warcdeboil.site.clean import Mode
 
 from .console import fail, print_summary, report_written, setup_logging, tally_summary
-from .options import Inputs, Quiet, Verbose, Workers, build_options, parse_codec
+from .options import (
+    Inputs,
+    JsonSummary,
+    Quiet,
+    Verbose,
+    Workers,
+    build_options,
+    parse_codec,
+)
 
 
 def report_command(
@@ -81,6 +90,59 @@ def recompress(
         raise typer.Exit(3)
 
 
+def check(
+    inputs: Inputs,
+    json_summary: JsonSummary = False,
+    verbose: Verbose = False,
+    quiet: Quiet = False,
+) -> None:
+    """Check archives record by record, writing nothing: their structure and lengths, and the
+    block and payload digests they declare.
+
+    Each problem is one line on stderr (file@offset: reason) and is counted by reason. Exit
+    status: 0 when every record is sound; 3 when some are not (or an input cannot be read);
+    1 on an error that stops the check; 2 on a usage error.
+    """
+    from warcdeboil.errors import InputError
+    from warcdeboil.run.local import discover_inputs
+    from warcdeboil.warc.check import CheckReport, check_file
+    from warcdeboil.warc.tally import reason_key
+
+    setup_logging(verbose, quiet)
+    try:
+        found = discover_inputs(inputs)
+        reports = []
+        for path, _ in found:
+            try:
+                reports.append(check_file(str(path)))
+            except InputError as exc:  # this input only: the others are still checked
+                typer.echo(f"warcdeboil: error: {exc}", err=True)
+                unread = CheckReport(str(path))
+                unread.problems[reason_key(str(exc).split(": ", 1)[-1])] += 1
+                reports.append(unread)
+    except Exception as exc:
+        fail(exc, verbose)
+        return
+    problems: Counter[str] = Counter()
+    for report in reports:
+        problems.update(report.problems)
+    data = {"inputs": len(reports), "records": sum(r.records for r in reports),
+            "digests": sum(r.digests for r in reports),
+            "problems": dict(sorted(problems.items())),
+            "files": [r.to_dict() for r in reports]}
+    if json_summary:
+        typer.echo(json.dumps(data, indent=2, sort_keys=True))
+    elif not quiet:
+        typer.echo(f"inputs        {data['inputs']:>12,}", err=True)
+        typer.echo(f"records       {data['records']:>12,}   digests checked: "
+                   f"{data['digests']:,}", err=True)
+        typer.echo(f"problems      {sum(problems.values()):>12,}", err=True)
+        for reason, count in sorted(problems.items()):
+            typer.echo(f"  {count:>6,}  {reason}", err=True)
+    if problems:
+        raise typer.Exit(3)
+
+
 def evaluate_command(
     inputs: Inputs,
     gold: Annotated[Path, typer.Option("--gold", help="Gold text, JSONL (.gz): url, site, gold.")],
@@ -105,8 +167,9 @@ def evaluate_command(
         with tempfile.TemporaryDirectory(prefix="warcdeboil-eval-") as out:
             options = build_options(format=OutputFormat.JSONL, mode=mode, workers=workers,
                                max_iou=0.95, min_occurrence=1)
-            run_clean(inputs, out, options)
-            report = evaluate(load_predictions(sorted(Path(out).rglob("*.jsonl*"))), reference)
+            summary = run_clean(inputs, out, options)
+            written = sorted(Path(t.output) for t in summary.apply_files if t.output)
+            report = evaluate(load_predictions(written), reference)
     except Exception as exc:
         fail(exc, verbose)
         return

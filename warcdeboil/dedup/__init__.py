@@ -23,8 +23,8 @@ no numpy, and importing it must not load the rest.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def iter_url_groups(work_dir: Path, *, evidence_only: bool = False
+def iter_url_groups(work_dir: str | os.PathLike[str], *, evidence_only: bool = False
                     ) -> Iterator[tuple[str, str, int]]:
     """``(site, url, group_id)`` of every page of a run, sorted by site: see
     :func:`.stage.iter_url_groups` (the stage is imported when this is called)."""

@@ -22,7 +22,7 @@ candidates confirmed by their estimated similarity) and joins them in a union-fi
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -50,9 +50,10 @@ META = np.dtype([
     ("digest", "u1", (MAX_DIGEST,)),
     ("strings", "<u8"),  # where the page's strings start in the part's strings file
     ("lead", "<u8"),  # the text's lead paragraph (text.lead_digest; 0: none): the lead rule
+    ("no_template", "u1"),  # 1: its site has no template: pairs within it get a second look
 ])
 # META's bytes, packed here a record at a time (a structured array a page cost 4x as much).
-_META_RECORD = struct.Struct(f"<QqqBB{MAX_DIGEST}sQQ")
+_META_RECORD = struct.Struct(f"<QqqBB{MAX_DIGEST}sQQB")
 assert _META_RECORD.size == META.itemsize
 _STRINGS = struct.Struct("<IIII")  # lengths of URL, date, record id, site
 
@@ -60,13 +61,17 @@ _STRINGS = struct.Struct("<IIII")  # lengths of URL, date, record id, site
 @dataclass(frozen=True, slots=True)
 class PageText:
     """One page as duplicate search sees it: its number, URL, template-removed text, capture
-    date, and payload digest (``b""``: unknown, no exact-duplicate check)."""
+    date, and payload digest (``b""``: unknown, no exact-duplicate check). ``site`` and
+    ``no_template`` (its site has no template): two pages of one site without template are
+    near duplicates only if the search's second look says so too (:mod:`.own`)."""
 
     page: int
     url: str
     text: str
     date: str = ""
     digest: bytes = b""
+    site: str = ""
+    no_template: bool = False
 
 
 @dataclass(slots=True)
@@ -74,7 +79,11 @@ class DedupStats:
     pages: int = 0  # pages searched
     exact_pairs: int = 0  # pages joined by an equal payload digest
     candidates: int = 0  # LSH candidate pairs compared (pairs already joined are not)
-    confirmed: int = 0  # candidates at or above the threshold
+    confirmed: int = 0  # candidates at or above the threshold (second looks passed included)
+    # Of the candidates at or above it, pairs of pages of one site without template given a
+    # second look (:mod:`.own`), and those it refused (their own texts differ).
+    looked: int = 0
+    refused: int = 0
     skipped_empty: int = 0  # pages without text: never near duplicates of anything
     spill: dict[str, int] = field(default_factory=dict)
 
@@ -99,9 +108,10 @@ class SignatureWriter:
 
     def add(self, text: str, *, url: str = "", date: str = "", digest: bytes = b"",
             ordinal: int | None = None, record_id: str = "", site: str = "",
-            shingles: np.ndarray | None = None) -> None:
+            shingles: np.ndarray | None = None, no_template: bool = False) -> None:
         """One page: its signature is made from ``text`` (``shingles``: its shingle hashes,
-        when the caller made them already); the rest is kept as given."""
+        when the caller made them already); the rest is kept as given (``no_template``: its
+        site has no template, see :mod:`.own`)."""
         if len(digest) > MAX_DIGEST:
             raise ValueError(f"digest of {len(digest)} bytes (at most {MAX_DIGEST})")
         if shingles is None:
@@ -112,7 +122,8 @@ class SignatureWriter:
         sig_file.write(signature.astype("<u4", copy=False).tobytes())
         meta_file.write(_META_RECORD.pack(
             self.pages if ordinal is None else ordinal, len(text), len(shingles),
-            bool(text.strip()), len(digest), digest, self._strings_at, lead_digest(text)))
+            bool(text.strip()), len(digest), digest, self._strings_at, lead_digest(text),
+            no_template))
         blob = _STRINGS.pack(*map(len, strings)) + b"".join(strings)
         str_file.write(blob)
         self._strings_at += len(blob)
@@ -252,13 +263,23 @@ def _map(path: Path, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
     return np.memmap(path, dtype=dtype, mode="r", shape=shape).view(np.ndarray)
 
 
+SecondLook = Callable[[np.ndarray], Iterable[bool]]
+"""Given pairs of pages (an array of shape (n, 2)), whether each is a near duplicate by the
+second look of :mod:`.own`."""
+
+
 def search(signatures: PageSignatures, work_dir: Path, *, params: LshParams | None = None,
            run_items: int = DEFAULT_RUN_ITEMS, stats: DedupStats | None = None,
-           key_run_items: int | None = None) -> UnionFind:
+           key_run_items: int | None = None, second_look: SecondLook | None = None,
+           ) -> UnionFind:
     """Join every pair of duplicates of the run in a union-find (a file of ``work_dir``):
     equal payload digests first, then LSH candidates that :func:`~.lsh.confirms`. External
     sorts hold ``run_items`` records, those of the LSH bucket keys ``key_run_items`` keys
-    (``run_items`` when None)."""
+    (``run_items`` when None).
+
+    A confirmed pair of two pages of one site without template (``no_template``) is joined
+    only if ``second_look`` says so too; those pairs are kept on disk until the candidates are
+    all read, then given to it at once (without it, they are joined as the others)."""
     params = params or LshParams()
     stats = stats if stats is not None else DedupStats()
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -277,31 +298,68 @@ def search(signatures: PageSignatures, work_dir: Path, *, params: LshParams | No
             yield item
 
     leads = signatures.leads(work_dir / "leads.npy")
-    for first, second in candidate_pairs(counted(), work_dir, params,
-                                         run_items=key_run_items or run_items,
-                                         stats=stats.spill, leads=leads):
-        if union.find(first) == union.find(second):
-            continue
-        stats.candidates += 1
-        agree = np.count_nonzero(signatures.signature(first) == signatures.signature(second))
-        a, b = signatures.meta(first), signatures.meta(second)
-        same_lead = bool(a["lead"]) and a["lead"] == b["lead"]
-        if confirms(float(agree) / signatures.num_perm, int(a["shingles"]), int(b["shingles"]),
-                    params, same_lead=same_lead):
-            stats.confirmed += 1
-            union.union(first, second)
+    looks = work_dir / "second-look.pairs"
+    # The pairs waiting for their second look (a pair comes once per band its pages share):
+    # pairs of pages of one site without template, a few in a crawl.
+    waiting: set[tuple[int, int]] = set()
+    with open(looks, "wb") as pending:
+        for first, second in candidate_pairs(counted(), work_dir, params,
+                                             run_items=key_run_items or run_items,
+                                             stats=stats.spill, leads=leads):
+            if union.find(first) == union.find(second) or (first, second) in waiting:
+                continue
+            stats.candidates += 1
+            agree = np.count_nonzero(signatures.signature(first) == signatures.signature(second))
+            a, b = signatures.meta(first), signatures.meta(second)
+            same_lead = bool(a["lead"]) and a["lead"] == b["lead"]
+            if confirms(float(agree) / signatures.num_perm, int(a["shingles"]),
+                        int(b["shingles"]), params, same_lead=same_lead):
+                if (second_look is not None and a["no_template"] and b["no_template"]
+                        and _same_site(signatures, first, second)):
+                    pending.write(_PAIR.pack(first, second))
+                    waiting.add((first, second))
+                    continue
+                stats.confirmed += 1
+                union.union(first, second)
     stats.skipped_empty = size - with_text
     del leads
     (work_dir / "leads.npy").unlink(missing_ok=True)
+    if second_look is not None:
+        _look_again(np.fromfile(looks, dtype="<i8").reshape(-1, 2), union, second_look, stats)
+    looks.unlink()
     return union
+
+
+_PAIR = struct.Struct("<qq")
+
+
+def _same_site(signatures: PageSignatures, first: int, second: int) -> bool:
+    site = signatures.strings(first).site
+    return bool(site) and site == signatures.strings(second).site
+
+
+def _look_again(pairs: np.ndarray, union: UnionFind, second_look: SecondLook,
+                stats: DedupStats) -> None:
+    """Join the pairs the second look confirms (those not joined through others meanwhile)."""
+    apart = np.fromiter((union.find(a) != union.find(b) for a, b in pairs.tolist()), dtype=bool,
+                        count=len(pairs))
+    pairs = pairs[apart]
+    stats.looked += len(pairs)
+    for (first, second), same in zip(pairs.tolist(), second_look(pairs), strict=True):
+        if same:
+            stats.confirmed += 1
+            union.union(first, second)
+        else:
+            stats.refused += 1
 
 
 def duplicate_groups(pages: Iterable[PageText], work_dir: Path, *,
                      params: LshParams | None = None, hasher: MinHasher | None = None,
-                     run_items: int = DEFAULT_RUN_ITEMS,
-                     stats: DedupStats | None = None) -> Iterator[DuplicateGroup]:
+                     run_items: int = DEFAULT_RUN_ITEMS, stats: DedupStats | None = None,
+                     second_look: SecondLook | None = None) -> Iterator[DuplicateGroup]:
     """Groups of duplicate pages, each with the page it keeps; ``pages`` come one at a time,
-    numbered 0, 1, 2… in order (``page.page``), and are not held.
+    numbered 0, 1, 2… in order (``page.page``), and are not held. ``second_look``: for the
+    confirmed pairs of two pages of one site without template (see :func:`search`).
 
     Signatures, page metadata and the union-find live in files of ``work_dir`` (memory-mapped,
     removed at the end), bucket keys and groups go through external sorts of at most
@@ -313,10 +371,12 @@ def duplicate_groups(pages: Iterable[PageText], work_dir: Path, *,
         for number, page in enumerate(pages):
             if page.page != number:
                 raise ValueError(f"page {number} is numbered {page.page}")
-            writer.add(page.text, url=page.url, date=page.date, digest=page.digest)
+            writer.add(page.text, url=page.url, date=page.date, digest=page.digest,
+                       site=page.site, no_template=page.no_template)
     signatures = PageSignatures(work_dir, 1, hasher.num_perm)
     try:
-        union = search(signatures, work_dir, params=params, run_items=run_items, stats=stats)
+        union = search(signatures, work_dir, params=params, run_items=run_items, stats=stats,
+                       second_look=second_look)
         for members in group_members(union, work_dir, run_items=run_items):
             yield choose_keeper(members, signatures.copy)
         del union

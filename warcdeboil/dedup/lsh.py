@@ -103,7 +103,7 @@ CONFIRM_THRESHOLD = 0.7
 # (dedup.text), and its estimate up to 0.55 (standard error 0.044): 0.5, chosen before link-dense
 # blocks went, joined 1-4 such pages to their first page on the generated crawls (dragnet,
 # l3s-gn1); 0.55 still joined some (dragnet: precision 0.977); 0.6 joins none. See
-# benchmarks/results/dedup-2026-11-25.md.
+# benchmarks/results/dedup-2026-11-28.md.
 CONTAINED_JACCARD = 0.6
 CONTAINMENT = 0.9
 # Pages with the same lead paragraph (dedup.text.lead_digest) are duplicates when the smaller

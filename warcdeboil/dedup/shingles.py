@@ -52,6 +52,7 @@ _SEPARATORS = b" \t\n\r\x0b\x0c" + bytes(c for c in range(0x21, 0x7F) if not chr
 _SPACE = np.zeros(256, dtype=bool)
 _SPACE[list(_SEPARATORS)] = True
 _SEPARATE_TABLE = dict.fromkeys(_SEPARATORS, " ")  # for str.translate (tokens only)
+_SPACE_BYTES = _SPACE.tobytes()  # for bytes.translate: byte -> 1 (a separator) or 0
 # The code points of _UNSPACED, first and last of each range (all of 3 or 4 UTF-8 bytes).
 _UNSPACED_RANGES = np.array([(ord(low), ord(high)) for low, high in re.findall(
     "(.)-(.)", _UNSPACED)], dtype=np.int64)
@@ -96,7 +97,42 @@ def word_hashes(text: str) -> np.ndarray:
 
 def _hash_words(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The hash of each word of UTF-8 ``data`` (lower-cased, unspaced scripts cut), and where
-    each word starts."""
+    each word starts.
+
+    A word's hash does not depend on where it stands, so a long text is hashed in pieces of
+    whole words of at most 2**:data:`_TABLE_BITS` bytes (a longer word is a piece of its own),
+    each with the tables of powers: memory in proportion to the piece, not the text (a page of
+    14 MB took 500 MB at once, for the same hashes)."""
+    if len(data) <= 1 << _TABLE_BITS:
+        return _hash_piece(data)
+    starts = _word_starts(data)
+    hashes: list[np.ndarray] = []
+    begin = 0
+    while begin < len(data):
+        # The piece ends at the last word start within reach (past ``begin``), or the next one.
+        end = begin + (1 << _TABLE_BITS)
+        if end < len(data):
+            at = int(np.searchsorted(starts, end, side="right")) - 1
+            if at < 0 or starts[at] <= begin:
+                at += 1
+            end = int(starts[at]) if at < len(starts) else len(data)
+        hashes.append(_hash_piece(data[begin:end])[0])
+        begin = end
+    return np.concatenate(hashes), starts
+
+
+def _word_starts(data: np.ndarray) -> np.ndarray:
+    """Where each word of UTF-8 ``data`` starts: a byte inside a word after a separator (or at
+    the start)."""
+    # By bytes.translate: _SPACE.take turns the bytes into 8-byte indices first.
+    space = np.frombuffer(data.tobytes().translate(_SPACE_BYTES), dtype=np.bool_)
+    starts = ~space
+    starts[1:] &= space[:-1]
+    return np.flatnonzero(starts)
+
+
+def _hash_piece(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_hash_words` of ``data`` at once."""
     inside = ~_SPACE.take(data)
     # A word starts where a byte inside follows a space (or the text's start).
     starts_mask = inside.copy()
@@ -125,8 +161,18 @@ def _has_unspaced(data: np.ndarray) -> bool:
 
 def _unspaced_at(data: np.ndarray) -> np.ndarray:
     """Where UTF-8 ``data`` holds a character of a script without word spaces: its code points
-    decoded at the lead bytes of 3- and 4-byte sequences (the only ones those scripts use)."""
+    decoded at the lead bytes of 3- and 4-byte sequences (the only ones those scripts use), 2**16
+    lead bytes at a time (a page of Chinese has one every three bytes)."""
     leads = np.flatnonzero(data >= 0xE0)
+    step = 1 << _TABLE_BITS
+    if len(leads) <= step:
+        return _unspaced_among(data, leads)
+    return np.concatenate([_unspaced_among(data, leads[at:at + step])
+                           for at in range(0, len(leads), step)])
+
+
+def _unspaced_among(data: np.ndarray, leads: np.ndarray) -> np.ndarray:
+    """The lead bytes ``leads`` of ``data`` whose characters are of :data:`_UNSPACED`."""
     if not len(leads):
         return leads
     lead = data[leads].astype(np.int64)

@@ -21,10 +21,12 @@ signatures are memory-mapped; what grows with the run is the array of each page'
 
 from __future__ import annotations
 
+import os
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +42,7 @@ from .detect import DedupStats, PageSignatures, SignatureWriter, search
 from .doomed import DoomedWriter
 from .groups import choose_keeper, group_members, roots_of
 from .lsh import LshParams
+from .own import has_template, own_texts, same_own
 from .shingles import shingle_hashes_batch
 from .spill import SortedSpill
 from .text import signature_text
@@ -131,11 +134,11 @@ def sign_batch(batch: list[tuple[PageEntry, str, SiteProfile | None]],
         doomed = doomed_of(batch)
     texts = [signature_text(entry.page, profile, known)
              for (entry, _, profile), known in zip(batch, doomed, strict=True)]
-    for (entry, site, _), text, shingles in zip(batch, texts, shingle_hashes_batch(texts),
-                                                strict=True):
+    for (entry, site, profile), text, shingles in zip(batch, texts, shingle_hashes_batch(texts),
+                                                      strict=True):
         writer.add(text, url=entry.url, date=entry.date, digest=entry.digest,
                    ordinal=entry.ordinal, record_id=entry.record_id, site=site,
-                   shingles=shingles)
+                   shingles=shingles, no_template=not has_template(profile))
     return doomed
 
 
@@ -149,25 +152,34 @@ class DedupCounts:
     near: int = 0  # pages that are a near duplicate of it
     candidates: int = 0  # LSH candidate pairs compared
     confirmed: int = 0  # of them, confirmed
+    # Confirmed pairs of pages of one site without template given a second look (.own), and
+    # those it refused: their own texts differ.
+    looked: int = 0
+    refused: int = 0
 
     def to_dict(self) -> dict[str, int]:
         return {"pages": self.pages, "groups": self.groups, "exact": self.exact,
-                "near": self.near, "candidates": self.candidates, "confirmed": self.confirmed}
+                "near": self.near, "candidates": self.candidates, "confirmed": self.confirmed,
+                "looked": self.looked, "refused": self.refused}
 
 
 def decide(dedup_dir: Path, parts: int, *, params: LshParams | None = None,
-           run_items: int = STAGE_RUN_ITEMS,
-           key_run_items: int = STAGE_KEY_RUN_ITEMS) -> DedupCounts:
+           run_items: int = STAGE_RUN_ITEMS, key_run_items: int = STAGE_KEY_RUN_ITEMS,
+           pages: Sequence[SignJob] = ()) -> DedupCounts:
     """Find the groups over the signature parts ``0 .. parts-1`` and write each input's side
     file of verdicts (:func:`~.verdicts.verdicts_path` in ``dedup_dir``; an input without
-    duplicates gets an empty one)."""
+    duplicates gets an empty one). ``pages``: the signing job of each part, whose page store
+    and profiles the second look at two pages of one site without template reads again
+    (:mod:`.own`); without them, such pairs are joined as the others."""
     work = signatures_dir(dedup_dir)
     signatures = PageSignatures(work, parts)
     stats = DedupStats()
     counts = DedupCounts()
+    look = (partial(_second_look, signatures, pages, params) if len(pages) == parts and parts
+            else None)
     try:
         union = search(signatures, work, params=params, run_items=run_items, stats=stats,
-                       key_run_items=key_run_items)
+                       key_run_items=key_run_items, second_look=look)
         roots = roots_of(union)
         np.save(work / ROOTS, roots)
         spill = SortedSpill(work, run_items=run_items, prefix="verdicts")
@@ -193,7 +205,37 @@ def decide(dedup_dir: Path, parts: int, *, params: LshParams | None = None,
         (work / "parents.npy").unlink(missing_ok=True)
     counts.pages, counts.candidates, counts.confirmed = (
         stats.pages, stats.candidates, stats.confirmed)
+    counts.looked, counts.refused = stats.looked, stats.refused
     return counts
+
+
+def _second_look(signatures: PageSignatures, jobs: Sequence[SignJob],
+                 params: LshParams | None, pairs: np.ndarray) -> list[bool]:
+    """The second look (:mod:`.own`) at pairs of pages of one site without template: their
+    pages read again from the page stores of their parts (those stores read through once each;
+    what is held: these pages as pass 1 analysed them, a few in a crawl)."""
+    wanted: dict[int, dict[int, int]] = {}  # part -> ordinal -> page
+    for page in set(pairs.ravel().tolist()):
+        part, _ = signatures.locate(page)
+        wanted.setdefault(part, {})[int(signatures.meta(page)["ordinal"])] = page
+    read: dict[int, tuple[PageEntry, SiteProfile | None]] = {}
+    for part, ordinals in sorted(wanted.items()):
+        job = jobs[part]
+        keyer = SiteKeyer(job.site_key)
+        profiles = (ProfileReader(Path(job.profiles_dir), job.partitions) if job.profiles_dir
+                    else None)
+        try:
+            for entry in iter_page_store(Path(job.page_store)):
+                page = ordinals.get(entry.ordinal)
+                if page is not None:
+                    site = keyer(entry.url)
+                    read[page] = (entry, profiles.get(site) if profiles is not None and site
+                                  else None)
+        finally:
+            if profiles is not None:
+                profiles.close()
+    return [same_own(*own_texts(read[a][0].page, read[b][0].page, read[a][1]), params)
+            for a, b in pairs.tolist()]
 
 
 def _write_verdicts(signatures: PageSignatures, records: Iterator[bytes], dedup_dir: Path,
@@ -224,7 +266,7 @@ def _write_verdicts(signatures: PageSignatures, records: Iterator[bytes], dedup_
         writer = VerdictWriter(verdicts_path(dedup_dir, part)) if part < parts else None
 
 
-def iter_url_groups(work_dir: Path, *, evidence_only: bool = False
+def iter_url_groups(work_dir: str | os.PathLike[str], *, evidence_only: bool = False
                     ) -> Iterator[tuple[str, str, int]]:
     """``(site, url, group_id)`` of every page of a run's duplicate stage, for URL-rule learning.
 
@@ -254,6 +296,7 @@ def iter_url_groups(work_dir: Path, *, evidence_only: bool = False
 
     from warcdeboil.errors import WorkDirError
 
+    work_dir = Path(work_dir)
     dedup_dir = work_dir / "dedup"
     try:
         meta = json.loads((dedup_dir / "dedup.json").read_text(encoding="utf-8"))

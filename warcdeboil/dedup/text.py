@@ -183,6 +183,29 @@ def _without_comments(marked: str) -> str:
     return "".join(pieces)
 
 
+# Text folded at once up to this many characters; a longer one in pieces of about as many (its
+# list of words took 10 bytes a character and more: 150 MB for a page of 14 MB).
+FOLD_CHARS = 1 << 20
+_WHITESPACE = re.compile(r"\s")  # what str.split() splits at (both: str.isspace())
+
+
+def _folded(text: str) -> str:
+    """``" ".join(text.split())``, in pieces of about :data:`FOLD_CHARS` characters cut at
+    white space (the pieces' folds joined by a space give the same text)."""
+    if len(text) <= FOLD_CHARS:
+        return " ".join(text.split())
+    pieces: list[str] = []
+    start = 0
+    while start < len(text):
+        space = _WHITESPACE.search(text, start + FOLD_CHARS)
+        end = space.start() if space is not None else len(text)
+        piece = " ".join(text[start:end].split())
+        if piece:
+            pieces.append(piece)
+        start = end
+    return " ".join(pieces)
+
+
 def signature_text(page: PageText, profile: SiteProfile | None,
                    known: Doomed | None = None) -> str:
     """The page's text without its site's template, its comments and its link-dense blocks,
@@ -198,8 +221,8 @@ def signature_text(page: PageText, profile: SiteProfile | None,
     # Inline marks as spaces, whitespace runs folded, empty blocks gone: over the whole text
     # at once, the loops in C (a block's words are those between two joins, the spaces the
     # fold leaves around each join are stripped).
-    words = inline_as_spaces(_SPACED_JOIN.join(blocks)).split()
-    lines = list(filter(None, map(str.strip, " ".join(words).split(_JOIN))))
+    folded = _folded(inline_as_spaces(_SPACED_JOIN.join(blocks)))
+    lines = list(filter(None, map(str.strip, folded.split(_JOIN))))
     if repeated:
         lines = [line for line, digest in zip(lines, plain_block_digests(lines), strict=True)
                  if digest not in repeated]

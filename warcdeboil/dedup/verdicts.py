@@ -36,7 +36,7 @@ __all__ = ["DEDUP_FORMAT", "DedupMode", "Kind", "SignJob", "Verdict", "VerdictRe
 
 # Bumped whenever the stage's files, or the parameters its groups depend on (shingles, MinHash,
 # banding, thresholds: warcdeboil.dedup), change: a work directory's verdicts are then redone.
-DEDUP_FORMAT = 1
+DEDUP_FORMAT = 2
 
 _HEAD = struct.Struct("<QIBdIII")  # ordinal, group size, kind, similarity, 3 string lengths
 

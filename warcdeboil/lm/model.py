@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from warcdeboil.errors import InputError
+from warcdeboil.errors import ConfigError, InputError
 
 from .chars import (
     DEFAULT_CHAR_CAPACITY,
@@ -162,7 +162,15 @@ class LanguageModel:
         trained beside it on one text in ``char_sample`` (the first one included; its tables
         hold at most ``chars.DEFAULT_CHAR_CAPACITY`` entries), and one
         text in ``noise.HOLD_OUT_EVERY`` is held out of both to calibrate the noise score.
-        ``keep``: given the units of each chunk of text as counted (``NgramCounts``)."""
+        ``keep``: given the units of each chunk of text as counted (``NgramCounts``).
+
+        ``texts`` is an iterable of texts (a list of strings, a file's lines): one ``str``
+        would be read a character at a time, so it is refused.
+        """
+        if isinstance(texts, str | bytes):
+            raise ConfigError(
+                f"train takes an iterable of texts, not one {type(texts).__name__}: pass a "
+                "list of strings (e.g. [text], or text.splitlines() for one sentence a line)")
         counts = NgramCounts(order, capacity, vocabulary, keep)
         char_capacity = min(capacity, DEFAULT_CHAR_CAPACITY)
         char_counts = NgramCounts(char_order, char_capacity, vocabulary) if chars else None
@@ -284,35 +292,42 @@ class LanguageModel:
         return (np.bincount(line, weights=logp, minlength=lines),
                 np.bincount(line, minlength=lines))
 
-    def line_perplexities(self, lines: str | Iterable[str]) -> list[float]:
+    def line_perplexities(self, lines: str | Iterable[str]) -> list[float | None]:
         """The perplexity of each line (``10 ** -(sum of log10 p / units)``, ``</s>`` counted,
-        as KenLM and pyplexity report it)."""
+        as KenLM and pyplexity report it); None for a line with nothing to score (no unit:
+        empty or blank), as JSONL's ``line_perplexities`` gives null."""
         text = lines if isinstance(lines, str) else "\n".join(lines)
         sums, counts = self.line_log10_probs(text)
-        return np.power(10.0, -sums / counts).tolist()
+        scores = np.power(10.0, -sums / counts).tolist()
+        return [score if spoken else None
+                for score, spoken in zip(scores, (counts > 1).tolist(), strict=True)]
 
-    def perplexity(self, text: str) -> float:
-        """The perplexity of a whole text, its lines taken as sentences."""
-        logp = self._log10_probs(self.unit_rows(text))
-        return float(10.0 ** (-logp.sum() / len(logp)))
+    def perplexity(self, text: str) -> float | None:
+        """The perplexity of a whole text, its lines taken as sentences (its empty lines count
+        as nothing); None for a text with nothing to score (no unit), as JSONL's ``perplexity``
+        gives null for a page without one."""
+        return self.perplexities([text])[0]
 
-    def perplexities(self, texts: Sequence[str]) -> list[float]:
+    def perplexities(self, texts: Sequence[str]) -> list[float | None]:
         """``perplexity`` of each text, scored together: one pass of numpy over them all, which
         costs less per word than a pass a text (``benchmarks/perplexity.py``)."""
+        if isinstance(texts, str):
+            raise ConfigError("perplexities takes a sequence of texts, not one str: use "
+                              "perplexity(text) for one text")
         if not texts:
             return []
         sums, counts = self.line_log10_probs("\n".join(texts))
         lines = np.array([text.count("\n") + 1 for text in texts])
         text_of_line = np.repeat(np.arange(len(texts)), lines)
-        spoken = counts > 1  # empty lines count as nothing, as in perplexity()
+        spoken = counts > 1  # an empty line is </s> alone: it counts as nothing
         total = np.bincount(text_of_line, weights=np.where(spoken, sums, 0.0),
                             minlength=len(texts))
         units = np.bincount(text_of_line, weights=np.where(spoken, counts, 0),
                             minlength=len(texts))
-        starts = np.cumsum(lines) - lines
-        silent = units == 0  # no units at all: the empty line's own score
-        total[silent], units[silent] = sums[starts[silent]], 1
-        return np.power(10.0, -total / units).tolist()
+        silent = units == 0  # nothing to score
+        scores = np.power(10.0, -total / np.where(silent, 1, units)).tolist()
+        return [None if none else score
+                for score, none in zip(scores, silent.tolist(), strict=True)]
 
     def line_features(self, text: str) -> np.ndarray:
         """Per line of ``text``: its log10 perplexity, the share of its predicted units (``</s>``

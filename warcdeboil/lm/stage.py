@@ -49,6 +49,7 @@ from warcdeboil.dedup.detect import SignatureWriter
 from warcdeboil.dedup.stage import SIGN_BATCH, doomed_of, sign_batch
 from warcdeboil.dedup.verdicts import SignJob
 from warcdeboil.errors import WorkDirError
+from warcdeboil.page.dom import without_structure
 from warcdeboil.page.language import identify
 from warcdeboil.site.clean import Mode, clean_page
 from warcdeboil.site.fit import SiteProfile
@@ -66,8 +67,8 @@ if TYPE_CHECKING:
     from . import LanguageModel
 
 __all__ = ["HEAD_PERCENTILE", "MIDDLE_PERCENTILE", "MIN_TRAINING_CHARS", "LmStats",
-           "cleaned_store_path", "percentile_limits", "prepare_lm", "read_scores",
-           "scores_path", "train_run_model"]
+           "cleaned_store_path", "percentile_limits", "percentile_ranks", "prepare_lm",
+           "read_scores", "scores_path", "train_run_model"]
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +115,9 @@ class _TextJob:
     # (perplexities to come from the training units, :func:`_cross_score`).
     pages: bool = False
     lean: bool = False  # the cleaned store keeps each block's text and kind only
+    # Whether the output reads its pages with structure marks: a page stored with them for the
+    # duplicate stage alone is cleaned without them, as pass 2 would (template-mode text).
+    structure: bool = True
 
 
 @dataclass
@@ -220,7 +224,11 @@ class _Walk:
         if self.signer is not None:
             sign_batch(batch, self.signer, doomed)
         for (entry, _, profile), known in zip(batch, doomed, strict=True):
-            cleaning = clean_page(entry.page, profile, self.job.mode, known, entry.url)
+            analysed = entry.page
+            if analysed.structured and not self.job.structure:
+                analysed = without_structure(analysed)  # its template's cuts are found again
+            cleaning = clean_page(analysed, profile, self.job.mode,
+                                  known if analysed is entry.page else None, entry.url)
             language, confidence = identify(cleaning.cleaned.text)
             page: Cleaned = (entry.ordinal, entry.url, *cleaning, language, confidence)
             kept.add(page)
@@ -441,10 +449,19 @@ def percentile_limits(scores: Sequence[float]) -> tuple[float, float]:
     (3.0, 6.0)
     """
     ordered = sorted(scores)
-    n = len(ordered)
-    head = ordered[max(0, (HEAD_PERCENTILE * n + 99) // 100 - 1)]
-    middle = ordered[max(0, (MIDDLE_PERCENTILE * n + 99) // 100 - 1)]
-    return head, middle
+    head, middle = percentile_ranks(len(ordered))
+    return ordered[head], ordered[middle]
+
+
+def percentile_ranks(n: int) -> tuple[int, int]:
+    """Where, among ``n`` scores in ascending order, :func:`percentile_limits` finds its two
+    limits (0-based): what the Spark engine fetches, so that no score per page is collected.
+
+    >>> percentile_ranks(10), percentile_ranks(1)
+    ((2, 5), (0, 0))
+    """
+    return (max(0, (HEAD_PERCENTILE * n + 99) // 100 - 1),
+            max(0, (MIDDLE_PERCENTILE * n + 99) // 100 - 1))
 
 
 def prepare_lm(
@@ -459,6 +476,7 @@ def prepare_lm(
     run_jobs: Callable[..., list[Any]],
     sign: Sequence[SignJob] | None = None,
     blocks: bool = True,
+    structure: bool = True,
 ) -> tuple[LmSettings, LmStats]:
     """The run's models (``--lm auto``) and each language's percentiles (buckets), from the
     page stores of pass 1; the settings pass 2 is to use. ``run_jobs(func, jobs, workers,
@@ -467,7 +485,8 @@ def prepare_lm(
     ``sign`` (one per store, for the same profiles, partitions and site key): the duplicate
     stage's signing, done by the same walk of each page store; the stage then only decides.
     ``blocks`` False: pass 2 reads only the text and kind of the pages' blocks (not Markdown
-    output), which is then all their store keeps."""
+    output), which is then all their store keeps. ``structure`` False: the output reads its
+    pages without structure marks (template-mode text), and so does their cleaning here."""
     lm_dir = work_dir / "lm"
     shutil.rmtree(lm_dir, ignore_errors=True)
     spill_dir = lm_dir / "texts"
@@ -482,7 +501,7 @@ def prepare_lm(
                      str(spill_dir), i,
                      str(profiles_dir) if profiles_dir else None, partitions, site_key, mode,
                      settings if score_now else None, str(scores_path(work_dir, i)),
-                     sign[i] if sign is not None else None, cross, not blocks)
+                     sign[i] if sign is not None else None, cross, not blocks, structure)
             for i, store in enumerate(stores)]
     walked = run_jobs(_spill_texts, jobs, workers, lambda _: None, stage="lm texts",
                       name=lambda job: job.store)

@@ -61,6 +61,7 @@ class JsonlSink(Sink):
             "length": entry.length,
             "date": entry.date,
             "charset": entry.charset,
+            "truncated": bool(entry.truncated),
         }
         obj.update(page_fields(entry.page, result.cleaned, result.content, self._markdown,
                                result.score, result.language))

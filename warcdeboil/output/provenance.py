@@ -23,7 +23,7 @@ from warcdeboil._version import __version__
 from warcdeboil.page.html import PageLimits
 from warcdeboil.site.fit import FitParams
 from warcdeboil.warc.names import escape_name
-from warcdeboil.warc.writer import sha1_digest
+from warcdeboil.warc.writer import sha1_digest, valid_uri
 
 __all__ = [
     "SOURCE_FIELD",
@@ -223,8 +223,10 @@ def _digest_key(digest: str) -> str:
 
 
 def _uri(value: str) -> str:
+    """A URI as a key: without the WARC 1.0 angle brackets, percent-encoded as records are
+    written (:func:`~warcdeboil.warc.writer.valid_uri`), so that a raw and a written URI match."""
     value = value.strip()
-    return value[1:-1] if value.startswith("<") and value.endswith(">") else value
+    return valid_uri(value[1:-1] if value.startswith("<") and value.endswith(">") else value)
 
 
 def cleaned_keys(source: Fields, cleaned: Fields) -> tuple[list[str], tuple[str, str]]:

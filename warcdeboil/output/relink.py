@@ -273,7 +273,8 @@ class _Encoder:
 
     def __init__(self, codec: Codec, dictionary: bytes | None) -> None:
         self._buffer = io.BytesIO()
-        self._writer = WarcWriter(self._buffer, codec, zstd_dictionary=dictionary)
+        self._writer = WarcWriter(self._buffer, codec, zstd_dictionary=dictionary,
+                                  valid_uris=True)
         self._start = self._buffer.tell()  # after the dictionary frame, if any
 
     def encode(self, raw: bytes) -> bytes:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 __all__ = ["FIELDS", "SCHEMA_VERSION", "Field", "Type", "conforms", "describe"]
 
-# Raised when a field is added, removed, renamed or changes type.
-SCHEMA_VERSION = 1
+# Raised when a field is added, removed, renamed or changes type (2: truncated).
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,7 @@ class Type:
 
 
 string, integer, number = Type("string"), Type("integer"), Type("number")
+boolean = Type("boolean")
 
 
 def nullable(of: Type) -> Type:
@@ -125,6 +126,10 @@ FIELDS: tuple[Field, ...] = (
           "The record's `WARC-Date` (empty when it has none)."),
     Field("charset", string, "always", '"utf-8"',
           "The charset the page was decoded with."),
+    Field("truncated", boolean, "always", "false",
+          "Whether the source record's block is incomplete: the crawler marked it "
+          "`WARC-Truncated`, or the input ends (or is damaged) inside it, which the run also "
+          "counts as a problem. The text is what the bytes there are hold."),
     Field("title", string, "always", '"Volunteers clear two tonnes of litter"',
           "The page's `<title>` (empty when it has none)."),
     Field("description", string, "always", '"A morning on the river bank."',

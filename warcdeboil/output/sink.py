@@ -62,6 +62,9 @@ class Sink(ABC):
     """Where one output format writes: every record of the input passes through it in order."""
 
     wants_html = False
+    # WARC output: every record of the input is written, one read only in part as it survives
+    # (``repaired``), not cleaned; text outputs write the page of such a record, marked truncated.
+    keeps_records = False
 
     def begin(self, first: WarcRecord) -> None:
         """The input's first record is about to come (WARC output dates its warcinfo by it)."""

@@ -42,6 +42,7 @@ class WarcSink(Sink):
     """WARC output: the output's warcinfo, then every record of the input, pages cleaned."""
 
     wants_html = True
+    keeps_records = True
 
     def __init__(
         self, out: BinaryIO, codec: Codec, in_codec: Codec, source: BinaryIO,
@@ -49,7 +50,7 @@ class WarcSink(Sink):
     ) -> None:
         self._out = out
         self._links = links  # what relink needs once every output is written
-        self._writer = WarcWriter(out, codec, zstd_dictionary=dictionary)
+        self._writer = WarcWriter(out, codec, zstd_dictionary=dictionary, valid_uris=True)
         # Records are copied compressed, byte for byte, when the codec does not change (zstd
         # frames may depend on the input's dictionary, so they are always re-encoded).
         self._copy_raw = codec is in_codec and codec is not Codec.ZSTD

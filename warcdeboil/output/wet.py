@@ -1,5 +1,6 @@
 """WET-style text output: a warcinfo record, then one ``conversion`` record per page, as Common
-Crawl writes them (``WARC-Refers-To`` the page's record, its language in ISO 639-3)."""
+Crawl writes them (``WARC-Refers-To`` the page's record, its language in ISO 639-3), with
+``WARC-Truncated`` and its reason when the page's record is incomplete."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ class TextSink(Sink):
     def __init__(
         self, out: BinaryIO, codec: Codec, dictionary: bytes | None, names: Names
     ) -> None:
-        self._writer = WarcWriter(out, codec, zstd_dictionary=dictionary)
+        self._writer = WarcWriter(out, codec, zstd_dictionary=dictionary, valid_uris=True)
         self._names = names
         self._started = False
 
@@ -49,6 +50,8 @@ class TextSink(Sink):
             ("WARC-Refers-To", entry.record_id),
             ("WARC-Block-Digest", sha1_digest(body)),
         ]
+        if entry.truncated:  # the page's record is incomplete: so is the text made from it
+            headers.append(("WARC-Truncated", entry.truncated))
         # Common Crawl's header and codes (ISO 639-3); one language, none when unsure.
         from warcdeboil.page.language import (  # WET output only: not loaded by WARC output
             identify,

@@ -4,7 +4,8 @@
 - :mod:`.dom` parses a page once (lexbor, through selectolax) into marked text and the hashes
   of its candidate subtrees, and removes what a site profile names;
 - :mod:`.content` splits the marked text into blocks and judges which are main content (the
-  weights in ``content_model.json``);
+  weights in ``content_model.json``); :mod:`.copies` finds the kept blocks that copy text kept
+  before them;
 - :mod:`.markdown` writes the kept blocks as Markdown; :mod:`.language` identifies the text's
   language.
 

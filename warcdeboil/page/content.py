@@ -21,7 +21,6 @@ import json
 import math
 import re
 import struct
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from typing import TypeVar
 
 from warcdeboil.errors import WarcDeboilError
 
+from .copies import find_copies
 from .dom import (
     BLOCK_RUN_SPLIT,
     CODE,
@@ -1100,64 +1100,10 @@ def judge(blocks: list[Block], model: ContentModel | None = None, *,
     return filled(keep), comment_roles(blocks, keep)
 
 
-# A page can hold its article twice: once as paragraphs, once more in one piece (a hidden
-# articleBody, the text of a print or share view), which the model keeps as a long block of
-# prose. A kept block of at least COPY_MIN_CHARS characters goes when its first run of
-# COPY_PROBE_WORDS words and all but one of its COPY_PROBES - 1 others (spread over it) are in
-# the text kept before it, found there in at least COPY_SOURCES different blocks: a copy joined
-# from several kept blocks, never a paragraph that a summary or a lead repeats (CleanPortalEval's
-# gold keeps those; one source block was enough in a first version, and cost it 0.009 mean F1).
-# On scrapinghub (one page a site) mean F1 0.932 -> 0.936 (calibration sites 0.933 -> 0.939,
-# held-out 0.932 -> 0.933); dragnet, l3s-gn1, cleaneval, cleanportaleval and WCXB's held-out
-# sites unchanged at the third decimal.
-COPY_MIN_CHARS = 100
-COPY_PROBES = 4
-COPY_PROBE_WORDS = 8
-COPY_SOURCES = 2
-
-
 def copied_blocks(blocks: list[Block], keep: list[bool]) -> list[bool]:
     """Which kept blocks copy text kept before them from several blocks (see
-    :data:`COPY_SOURCES`); the first copy of a text stays."""
-    copied = [False] * len(blocks)
-    joined = ""  # the kept text so far, blocks joined by a space
-    starts: list[int] = []  # where each kept block starts in it
-    for i, (block, ok) in enumerate(zip(blocks, keep, strict=True)):
-        if not ok:
-            continue
-        if block.chars >= COPY_MIN_CHARS and joined and _is_copy(block.text, joined, starts):
-            copied[i] = True
-            continue
-        starts.append(len(joined))
-        joined += " " + block.text
-    return copied
-
-
-def _is_copy(text: str, joined: str, starts: list[int]) -> bool:
-    """Whether the first probe of ``text`` and all but one of the others are in ``joined``, in
-    COPY_SOURCES blocks or more (``starts``: where each block of ``joined`` starts)."""
-    # The first probe alone first, cut from the text's start (its words are one space apart):
-    # most blocks are no copy and miss it, for one find and no split of the whole block.
-    head = text.split(" ", COPY_PROBE_WORDS)
-    if len(head) <= COPY_PROBE_WORDS:
-        return False
-    at = joined.find(" ".join(head[:COPY_PROBE_WORDS]))
-    if at < 0:
-        return False
-    sources = {bisect_right(starts, at)}
-    words = text.split(" ")
-    span = len(words) - COPY_PROBE_WORDS
-    misses = 0
-    for k in range(1, COPY_PROBES):
-        first = k * span // (COPY_PROBES - 1)
-        at = joined.find(" ".join(words[first:first + COPY_PROBE_WORDS]))
-        if at < 0:
-            misses += 1
-            if misses > 1:
-                return False
-        else:
-            sources.add(bisect_right(starts, at))
-    return len(sources) >= COPY_SOURCES
+    :mod:`warcdeboil.page.copies`); the first copy of a text stays."""
+    return find_copies(list(map(_TEXT, blocks)), list(map(_CHARS, blocks)), keep)
 
 
 def extract(

@@ -49,6 +49,8 @@ __all__ = [
     "plain_block_digests",
     "remove_repeated",
     "template_cuts",
+    "without_structure",
+    "without_structure_marks",
 ]
 
 # Subtrees that can be template: deboiler's block tags plus aside, section, lists and tables (which
@@ -255,8 +257,16 @@ _ANY_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\xaf]")
 # list items, quotes and code, and the role marks.
 _BLOCK_MARK_BYTES = re.compile(b"\xef\xb7[\x90-\x92\x95-\x9b\x9d\x9e\xa1-\xaa]")
 _ROLE_MARK_BYTES = re.compile(b"\xef\xb7[\xa1-\xaa]")
-# A role mark with the separator before it (how body.text() puts it in the text).
-_SPACED_ROLE_MARK_BYTES = re.compile(b" \xef\xb7[\xa1-\xaa]")
+_UNHASHED_MARK_BYTES = re.compile(b"\xef\xb7[\x93-\xaa]")
+# A structure or role mark with the separator before it (how body.text() puts a mark, a text
+# node of its own, in the text): what a candidate's hash leaves out.
+_SPACED_UNHASHED_MARK_BYTES = re.compile(b" \xef\xb7[\x93-\xaa]")
+# The structure marks (U+FDD3..U+FDE0), each with the separator body.text() put before it, and
+# those that open the text, each with the separator after it: what analyse() without
+# ``structure`` would not have made. Two patterns: one alternation of both was 2.8 times as slow
+# (168 against 60 us a dragnet page), the spaced one having no literal prefix to search for.
+_SPACED_STRUCTURE_MARK_BYTES = re.compile(b" \xef\xb7[\x93-\xa0]")
+_LEADING_STRUCTURE_MARKS = re.compile(b"(?:\xef\xb7[\x93-\xa0] ?)+")
 # Block boundaries (captured by split: text at even indexes, marks between) and inline marks
 # (links, cells, emphasis: inside a block, each is a space) in decoded marked text. Every reader
 # of blocks uses these two: the fit's digests, content.split_blocks, remove_repeated.
@@ -607,8 +617,9 @@ def _without_marks(markup: str | bytes) -> str | bytes:
 def _measure_spans(marked: bytes, seeds: list[int]) -> tuple[array, array]:
     """Per candidate span of ``marked``: its hash and its extent.
 
-    Role marks come from attributes, which are no part of a candidate's representation: the
-    hashes are of the text without them (the k-th candidate mark is the same in both texts).
+    Role marks come from attributes, which are no part of a candidate's representation, and
+    structure marks from the output format, which must not change what the fit learns: the
+    hashes are of the text without either (the k-th candidate mark is the same in both texts).
     """
     n = len(seeds)
     hashes = array("Q", bytes(8 * n))
@@ -616,9 +627,9 @@ def _measure_spans(marked: bytes, seeds: list[int]) -> tuple[array, array]:
     positions = [match.start() for match in _CANDIDATE_MARK_BYTES.finditer(marked)]
     hashed = marked
     at = positions
-    if _ROLE_MARK_BYTES.search(marked) is not None:
+    if _UNHASHED_MARK_BYTES.search(marked) is not None:
         # One regex pass: 0.08 ms a dragnet page, where a bytes.replace per mark took 0.2 ms.
-        hashed = _SPACED_ROLE_MARK_BYTES.sub(b"", marked)
+        hashed = _SPACED_UNHASHED_MARK_BYTES.sub(b"", marked)
         at = [match.start() for match in _CANDIDATE_MARK_BYTES.finditer(hashed)]
     # Whether a subtree holds text: its own text stripped of marks and spaces (lstrip stops at
     # the first text), or, on pages with many candidates, from a count of the stretches between
@@ -660,19 +671,20 @@ def _texts_before(hashed: bytes, at: list[int]) -> list[int]:
 
 
 def page_signature(page: PageText) -> PageSignature:
-    """Everything the fit needs of a page."""
+    """Everything the fit needs of a page: the same whether the page was analysed with
+    structure marks or not (its text is read without them), so that a site's profile does not
+    depend on the output format (JSONL and content mode analyse with them, WARC without)."""
+    marked = without_structure_marks(page.marked) if page.structured else page.marked
     found = set(page.hashes)
     # The whole body counts in the pair's IoU (never in a removal): pages whose candidates are
     # all template still differ by their body, so they are not taken for duplicates.
-    found.add(xxh3_64_intdigest(page.marked))
+    found.add(xxh3_64_intdigest(marked))
     found.discard(0)
-    text_bytes = len(page.marked) - _MARK_BYTES * page.marked.count(b"\xef\xb7")
+    text_bytes = len(marked) - _MARK_BYTES * marked.count(b"\xef\xb7")
     # Each text block, normalised as block_digest does it, with the loops in C (map over split,
     # join, encode, hash): their digests go to the repeated-block count, and the long ones,
     # with their sizes, make the near-duplicate signature.
-    text = page.marked.decode("utf-8", "surrogatepass")
-    if page.structured:
-        text = inline_as_spaces(text)
+    text = marked.decode("utf-8", "surrogatepass")
     encoded = list(map(_utf8, map(" ".join, map(str.split, _BLOCK_RUN.split(text)))))
     digests = list(map(xxh3_64_intdigest, encoded))
     texts = set(digests)
@@ -689,6 +701,51 @@ def page_signature(page: PageText) -> PageSignature:
 
 
 _EMPTY_DIGEST = xxh3_64_intdigest(b"")
+
+
+def without_structure_marks(marked: bytes) -> bytes:
+    """Marked text without its structure marks: what :func:`analyse` gives without
+    ``structure`` (each mark is a text node of its own, which ``body.text()`` separated from
+    its neighbours by one space: the mark goes with that space).
+
+    >>> linked = f"{OPEN} Read {LINK_OPEN} more {LINK_CLOSE} {CLOSE}".encode()
+    >>> without_structure_marks(linked) == f"{OPEN} Read more {CLOSE}".encode()
+    True
+    """
+    leading = _LEADING_STRUCTURE_MARKS.match(marked)
+    if leading is not None:
+        marked = marked[leading.end():]
+    return _SPACED_STRUCTURE_MARK_BYTES.sub(b"", marked)
+
+
+def without_structure(page: PageText) -> PageText:
+    """The page as :func:`analyse` gives it without ``structure``, from the page analysed with
+    it (a run that analysed its pages once with structure marks, for its duplicate stage, writes
+    an output that needs none from the same page store: :mod:`warcdeboil.run.apply`)."""
+    if not page.structured:
+        return page
+    marked = without_structure_marks(page.marked)
+    return PageText(page.title, marked, page.hashes, _spans_of(marked, len(page.hashes)),
+                    False, NO_META, page.slots, page.owners)
+
+
+def _spans_of(marked: bytes, n: int) -> array:
+    """Where each of the ``n`` candidates of ``marked`` opens and closes, as
+    :func:`_measure_spans` finds them (a candidate never closed keeps 0, 0)."""
+    spans = array("I", bytes(8 * n))
+    stack: list[tuple[int, int]] = []  # (candidate, where its OPEN mark starts)
+    ordinal = 0
+    for match in _CANDIDATE_MARK_BYTES.finditer(marked):
+        pos = match.start()
+        if marked[pos + 2] == 0x90:  # OPEN
+            stack.append((ordinal, pos))
+            ordinal += 1
+        elif stack:
+            i, start = stack.pop()
+            if i < n:
+                spans[2 * i] = start
+                spans[2 * i + 1] = pos + _MARK_BYTES
+    return spans
 
 
 def _utf8(text: str) -> bytes:

@@ -15,7 +15,7 @@ from typing import Literal
 
 from xxhash import xxh3_128_digest
 
-from warcdeboil.errors import PayloadError
+from warcdeboil.errors import PayloadError, RecordError
 from warcdeboil.warc.httpbody import (
     HttpResponse,
     decode_body,
@@ -45,6 +45,12 @@ _TAG = re.compile(
 _STEP = {b"": 1, b"/": -1}
 # How much of a block spilled to disk is read to tell whether it is a page.
 _HEAD_BYTES = 1 << 16
+
+
+# Target URIs whose response records hold an HTTP response (a dns: or whois: one holds none).
+_HTTP_SCHEMES = ("http://", "https://")
+# The longest excerpt of a bad status line a problem quotes.
+_EXCERPT = 40
 
 
 # What a run's pages are digested with: "sha1" where a revisit record may carry the digest
@@ -93,6 +99,24 @@ def _check_shape(body: bytes, limits: PageLimits) -> None:
             raise PayloadError(f"page nests too deep ({depth}, limit {limits.max_depth})")
 
 
+def _http_head(record: WarcRecord, block: bytes) -> HttpResponse | None:
+    """The HTTP response at the start of a ``response`` record's ``block`` (or of its head):
+    None for an empty (or blank) block, or a record of a scheme other than HTTP. The block of
+    an http(s) record that does not start with an HTTP status line and headers is malformed:
+    :class:`RecordError` (the record is carried as it is, with the problem counted).
+    """
+    response = parse_http_response(block)
+    if (response is not None and response.status) or not block.strip(b"\r\n\t ") or \
+            not record.target_uri[:8].lower().startswith(_HTTP_SCHEMES):
+        return response
+    line = block[:_EXCERPT].split(b"\n", 1)[0]
+    # (Brackets left out of the excerpt: the tally counts a reason without its bracketed part.)
+    excerpt = line.decode("latin-1").strip().translate({40: None, 41: None})
+    if response is None and block.startswith(b"HTTP/"):
+        raise RecordError(f"HTTP response head without an end ({excerpt!r})")
+    raise RecordError(f"HTTP response with a malformed status line ({excerpt!r})")
+
+
 def _in_memory(record: WarcRecord, limits: PageLimits) -> WarcRecord:
     """A record whose block was spilled to disk (reader.SPILL_BYTES), read into memory when it
     may be a page within the limits; else the record itself (not a page), judged from the head
@@ -104,7 +128,7 @@ def _in_memory(record: WarcRecord, limits: PageLimits) -> WarcRecord:
     head = record.block_head(_HEAD_BYTES)
     size = record.block_size
     if rec_type == "response":
-        response = parse_http_response(head)
+        response = _http_head(record, head)
         if response is None or not 200 <= response.status < 300:
             return record
         content_type = response.content_type
@@ -128,7 +152,7 @@ def html_page(record: WarcRecord, limits: PageLimits = PageLimits()) -> HtmlPage
     """The HTML page in ``record``, or None when the record holds none.
 
     Raises :class:`PayloadError` when the record should hold a page but its payload cannot be
-    decoded within the limits.
+    decoded within the limits, :class:`RecordError` when a response's HTTP head is malformed.
     """
     if record.spill is not None:
         record = _in_memory(record, limits)
@@ -136,7 +160,7 @@ def html_page(record: WarcRecord, limits: PageLimits = PageLimits()) -> HtmlPage
             return None
     rec_type = record.rec_type
     if rec_type == "response":
-        response = parse_http_response(record.block)
+        response = _http_head(record, record.block)
         if response is None or not 200 <= response.status < 300:
             return None
         content_type = response.content_type

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from warcdeboil.errors import ConfigError, WorkDirError
+from warcdeboil.output.formats import OutputFormat, needs_structure
 from warcdeboil.page.content import load_model
-from warcdeboil.run.local import RUN_META
+from warcdeboil.run.local import PROFILES_META, RUN_META
 from warcdeboil.site.clean import Mode
 from warcdeboil.site.sitekey import SiteKeyMode
 
@@ -93,5 +94,13 @@ def report_work_dir(
             raise WorkDirError(f"{meta}: unreadable ({exc})") from exc
     chosen = mode or Mode(run.get("mode", Mode.TEMPLATE.value))
     profiles = profiles_dir or work_dir / "profiles"
-    return build_report(StorePages(work_dir), out, profiles, chosen, run.get("summary"),
-                        workers=workers)
+    # The pages as the run's outputs read them (a WARC run's duplicate stage stores them with
+    # structure marks its outputs do not use); with structure marks for content mode.
+    structure = "format" not in run or needs_structure(OutputFormat(run["format"]), chosen)
+    pages = StorePages(work_dir, structure)  # a work directory without an index is refused first
+    if not (profiles / PROFILES_META).is_file():
+        # Without profiles every page would look untouched ("100 % kept"): say what is missing.
+        raise WorkDirError(
+            f"{profiles}: no site profiles (the fit did not run, or did not finish): run "
+            f"`warcdeboil fit --work-dir {work_dir} --profiles {profiles}`, or give --profiles")
+    return build_report(pages, out, profiles, chosen, run.get("summary"), workers=workers)

@@ -23,11 +23,11 @@ from xxhash import xxh3_64_intdigest
 
 from warcdeboil.errors import ConfigError, RecordError, WorkDirError
 from warcdeboil.page.content import load_model
-from warcdeboil.page.dom import analyse
+from warcdeboil.page.dom import analyse, without_structure
 from warcdeboil.page.html import PageLimits, html_page
 from warcdeboil.site.clean import Mode
 from warcdeboil.site.fit import SiteProfile
-from warcdeboil.site.pagestore import PageEntry, iter_page_store, page_store_path
+from warcdeboil.site.pagestore import PageEntry, iter_page_store, page_entry, page_store_path
 from warcdeboil.site.profiles import ProfileReader, profile_path
 from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
 from warcdeboil.warc.reader import iter_selected
@@ -155,9 +155,12 @@ class PageSource(Protocol):
 
 
 class StorePages:
-    """Pages from the page stores of a work directory (what ``clean`` and ``index`` leave)."""
+    """Pages from the page stores of a work directory (what ``clean`` and ``index`` leave).
+    ``structure`` False: pages stored with structure marks (for the duplicate stage of a run
+    whose outputs need none) are read without them, as that run's outputs were made."""
 
-    def __init__(self, work_dir: Path) -> None:
+    def __init__(self, work_dir: Path, structure: bool = True) -> None:
+        self._structure = structure
         try:
             meta = json.loads((work_dir / "index.json").read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
@@ -170,14 +173,19 @@ class StorePages:
         self._dir = work_dir / "pages"
 
     def pages_of(self, i: int) -> Iterator[PageEntry]:
-        return iter_page_store(page_store_path(self._dir, i))
+        return map(self._as_read, iter_page_store(page_store_path(self._dir, i)))
 
     def pages_at(self, wanted: dict[int, list[SampleRef]]) -> Iterator[tuple[int, PageEntry]]:
         for i in sorted(wanted):
             offsets = {ref.offset for ref in wanted[i]}
             for entry in iter_page_store(page_store_path(self._dir, i)):
                 if entry.offset in offsets:
-                    yield i, entry
+                    yield i, self._as_read(entry)
+
+    def _as_read(self, entry: PageEntry) -> PageEntry:
+        if entry.page.structured and not self._structure:
+            entry.page = without_structure(entry.page)
+        return entry
 
 
 class ArchivePages:
@@ -193,19 +201,16 @@ class ArchivePages:
     def _entries(self, i: int, spans: list[tuple[int, int]] | None
                  ) -> Iterator[tuple[int, PageEntry]]:
         for ordinal, record in enumerate(iter_selected(self.inputs[i], spans)):
-            if record.error is not None:
-                continue  # counted by the run itself
-            try:
+            if not record.headers:
+                continue  # a damaged stretch, counted by the run itself
+            try:  # a record read in part holds a page too, as in pass 1 (run.scan.read_page)
                 page = html_page(record, self._limits)
             except RecordError:
                 continue
             if page is None:
                 continue
-            yield i, PageEntry(
-                ordinal, record.offset, record.length, page.url, record.record_id,
-                record.get("WARC-Date") or "", page.charset, len(page.body),
-                analyse(page.markup, structure=self._structure),
-            )
+            yield i, page_entry(ordinal, record, page,
+                                analyse(page.markup, structure=self._structure))
 
     def pages_of(self, i: int) -> Iterator[PageEntry]:
         return (entry for _, entry in self._entries(i, None))

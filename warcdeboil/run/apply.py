@@ -6,7 +6,10 @@ compressed when the codec is unchanged), but for revisits of a page cleaned abov
 :mod:`warcdeboil.output.provenance`); the revisits it cannot resolve, and its cleaned pages, go
 to its links files for :mod:`warcdeboil.output.relink`. ``text`` writes a warcinfo, then one
 WET-style ``conversion`` record per page; ``jsonl`` one object per page. The formats are
-:mod:`warcdeboil.output`'s sinks; this module reads the input and feeds them.
+:mod:`warcdeboil.output`'s sinks; this module reads the input and feeds them. The page of a
+record the reader could not read whole is in the text outputs, marked truncated, as in pass 1's
+store; WARC output writes such a record as it survives
+(:func:`~warcdeboil.warc.recompress.repaired_record`).
 
 :func:`apply_file` serves both engines: profiles come from a lookup function (the local engine's
 SQLite store, or the Spark engine's profiles of the sites a file holds), and pages come from pass
@@ -18,7 +21,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -32,11 +36,11 @@ from warcdeboil.output.scoring import ScoringSink
 from warcdeboil.output.sink import PageResult, Sink
 from warcdeboil.output.warc import WarcSink
 from warcdeboil.output.wet import TextSink
-from warcdeboil.page.dom import Doomed, analyse
-from warcdeboil.page.html import HtmlPage, PageLimits, html_page, payload_sha1
+from warcdeboil.page.dom import Doomed, analyse, without_structure
+from warcdeboil.page.html import HtmlPage, PageLimits, payload_sha1
 from warcdeboil.site.clean import Mode, PageCleaning, clean_for_warc, clean_page
 from warcdeboil.site.fit import SiteProfile
-from warcdeboil.site.pagestore import PageEntry, iter_page_store
+from warcdeboil.site.pagestore import PageEntry, iter_page_store, page_entry
 from warcdeboil.site.profiles import ProfileReader
 from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
 from warcdeboil.warc.compression import Codec
@@ -45,8 +49,9 @@ from warcdeboil.warc.tally import Tally
 from warcdeboil.warc.writer import AtomicFile
 from warcdeboil.warc.zstdio import train_dictionary
 
+from .madewith import side_path
 from .meter import Meter, Report, input_bytes
-from .scan import no_records, record_problem, unaddressable_counted
+from .scan import no_records, read_page, record_problem, record_repairs, unaddressable_counted
 
 if TYPE_CHECKING:
     # Imported where used: a template-mode run (WARC output, no --lm, no URL rules) needs none.
@@ -96,6 +101,7 @@ class ApplyJob:
     # cleaned them (lm.stage): written from there, not cleaned again
     scores_store: str | None = None  # their perplexities as that stage scored them (buckets)
     url_rules: str | None = None  # rules learned in the run: JSONL says each url_canonical
+    made_with: bytes | None = None  # the record of its options, written beside it (.madewith)
 
     @property
     def structure(self) -> bool:
@@ -145,7 +151,9 @@ def _apply(
         lookup = store.get
     source, in_codec = open_archive(job.path, random_access=job.spans is not None)
     try:
-        with AtomicFile(Path(job.output)) as out:
+        output = Path(job.output)
+        beside = (side_path(output), job.made_with) if job.made_with is not None else None
+        with AtomicFile(output, beside) as out:
             sink = _make_sink(job, out, in_codec, source)
             if scorer is not None:
                 stored = None
@@ -185,7 +193,7 @@ def _fill(
 
         cleaned = (iter_cleaned_store(Path(job.cleaned_store)) if job.cleaned_store is not None
                    else None)
-        for entry in iter_page_store(Path(job.page_store)):
+        for entry in map(partial(_as_output_needs, job), iter_page_store(Path(job.page_store))):
             cleaning = guess = known = None
             if cleaned is not None:
                 made = next(cleaned, None)
@@ -194,7 +202,7 @@ def _fill(
                                        "delete the work directory")
                 cleaning = PageCleaning(made[2], made[3], made[4])
                 guess = Guess(made[5], made[6])
-            elif doomed is not None:
+            elif doomed is not None and entry.page.structured == job.structure:
                 known = doomed.get(entry.ordinal)
             _emit(entry, None, None, keyer, lookup, sink, tally, job, verdicts, cleaning, guess,
                   known)
@@ -215,7 +223,8 @@ def _apply_records(
     verdicts: VerdictReader | None = None,
     doomed: DoomedReader | None = None,
 ) -> None:
-    stored = iter_page_store(Path(job.page_store)) if job.page_store is not None else None
+    stored = (map(partial(_as_output_needs, job), iter_page_store(Path(job.page_store)))
+              if job.page_store is not None else None)
     pending: PageEntry | None = next(stored, None) if stored is not None else None
     seen = stored is not None or job.problems_logged
     records = unaddressable_counted(iter_selected(job.path, job.spans), job.path, tally, seen=seen)
@@ -225,19 +234,17 @@ def _apply_records(
             sink.begin(record)
         if meter is not None:
             meter.record(record.offset, record.length)
+        record_repairs(tally, job.path, record, job.fail_fast, seen=seen)
         if record.error is not None:
             record_problem(tally, job.path, record, record.error, job.fail_fast, seen=seen)
-            if record.headers:
+            if not record.headers:
+                tally.skipped += 1  # nothing that can be written as a record
+                continue
+            if sink.keeps_records:  # WARC output: the record as it survives, not cleaned
                 tally.carried += 1
                 sink.repaired(record)
-            else:
-                tally.skipped += 1  # nothing that can be written as a record
-            continue
-        try:
-            page = html_page(record, job.limits)
-        except RecordError as exc:
-            record_problem(tally, job.path, record, exc.reason, job.fail_fast, seen=seen)
-            page = None
+                continue
+        page = read_page(record, job.limits, tally, job.path, job.fail_fast, seen=seen)
         if page is None:
             tally.carried += 1
             sink.carry(record)
@@ -247,16 +254,23 @@ def _apply_records(
         known = None
         if pending is not None and pending.ordinal == ordinal:
             entry = pending
-            known = doomed.get(ordinal) if doomed is not None else None
+            known = (doomed.get(ordinal) if doomed is not None
+                     and entry.page.structured == job.structure else None)
         else:
-            entry = PageEntry(
-                ordinal, record.offset, record.length, page.url, record.record_id,
-                record.get("WARC-Date") or "", page.charset, len(page.body),
-                analyse(page.markup, structure=job.structure), payload_sha1(page),
-            )
+            entry = page_entry(ordinal, record, page,
+                               analyse(page.markup, structure=job.structure), payload_sha1(page))
         _emit(entry, record, page, keyer, lookup, sink, tally, job, verdicts, known=known)
     if tally.records == 0 and not tally.problems and job.spans is None:
         no_records(tally, job.path, seen=seen)
+
+
+def _as_output_needs(job: ApplyJob, entry: PageEntry) -> PageEntry:
+    """The stored page as this output's format and mode analyse it: pass 1 analyses with
+    structure marks for the duplicate stage too (``Options.structure``), and an output that
+    needs none (WARC, template-mode text) is written as from a page analysed without them."""
+    if entry.page.structured and not job.structure:
+        return replace(entry, page=without_structure(entry.page))
+    return entry
 
 
 def _emit(

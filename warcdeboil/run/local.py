@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,6 +42,15 @@ from warcdeboil.warc.tally import Tally
 from warcdeboil.warc.writer import remove_parts
 
 from .apply import ApplyJob, apply_file
+from .madewith import (
+    NO_SELECTION,
+    RunRecord,
+    check_resumable,
+    made_with,
+    selection_key,
+    side_path,
+    wanted,
+)
 from .meter import input_bytes
 from .options import Options, Progress
 from .plan import (
@@ -75,6 +84,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 J = TypeVar("J")
+StrPath = str | os.PathLike[str]
+"""A path as the public functions take it: ``str`` or any path-like object."""
 
 PROFILES_META = "profiles.json"
 RUN_META = "run.json"  # what clean says of its run, for a report made later
@@ -139,6 +150,10 @@ def index_is_current(
     if isinstance(manifest, dict) and manifest.get("digests") in _DIGESTS_SERVE[
             wanted["digests"]]:
         wanted["digests"] = manifest["digests"]  # e.g. SHA-1s serve a run that compares only
+    if isinstance(manifest, dict) and manifest.get("structure") is True:
+        # Pages with structure marks serve a run that needs none: its outputs read them
+        # without (page.dom.without_structure), and the fit never reads the marks.
+        wanted["structure"] = True
     return bool(manifest == wanted and stores)
 
 
@@ -148,14 +163,15 @@ _DIGESTS_SERVE: dict[str, tuple[str, ...]] = {
 
 
 def build_index(
-    inputs: Sequence[Path], work_dir: Path, options: Options, progress: Progress | None = None,
-    *, spans: Sequence[Sequence[Span]] | None = None,
+    inputs: Sequence[StrPath], work_dir: StrPath, options: Options,
+    progress: Progress | None = None, *, spans: Sequence[Sequence[Span]] | None = None,
 ) -> list[Tally]:
     """Pass 1: scan every input and write the sorted runs of the index under ``work_dir``.
 
     With ``spans`` (one sequence per input), only the records at those (offset, length) are read.
     Returns one tally per input, in order.
     """
+    paths, work_dir = [Path(path) for path in inputs], Path(work_dir)
     index_dir = work_dir / "index"
     if index_dir.exists():
         shutil.rmtree(index_dir)
@@ -172,7 +188,7 @@ def build_index(
             str(index_dir), str(page_store_path(pages_dir, i)), options.partitions,
             options.run_bytes,
         )
-        for i, path in enumerate(inputs)
+        for i, path in enumerate(paths)
     ]
 
     def done(_: Tally) -> None:
@@ -186,11 +202,11 @@ def build_index(
     )
     # Written last: its presence says the index is complete (what --resume relies on).
     _write_json(work_dir / "index.json", {
-        "inputs": [str(p) for p in inputs],
+        "inputs": [str(p) for p in paths],
         "partitions": options.partitions,
         "site_key": options.site_key.value,
         "pages_indexed": total_tally(tallies).indexed,
-        "manifest": _manifest(inputs, options, spans),
+        "manifest": _manifest(paths, options, spans),
         "tallies": [t.to_state() for t in tallies],  # a resumed run's summary reports them
     })
     return tallies
@@ -244,9 +260,10 @@ def _fit_partition(job: _FitJob, report: Callable[[int], None] | None = None) ->
 
 
 def fit_profiles(
-    work_dir: Path, profiles_dir: Path, options: Options, progress: Progress | None = None
+    work_dir: StrPath, profiles_dir: StrPath, options: Options, progress: Progress | None = None
 ) -> FitStats:
     """Fit every site of the index in ``work_dir``; write profiles to ``profiles_dir``."""
+    work_dir, profiles_dir = Path(work_dir), Path(profiles_dir)
     meta = _read_json(work_dir / "index.json", "no index here: run `warcdeboil index` first")
     partitions = int(meta["partitions"])
     profiles_dir.mkdir(parents=True, exist_ok=True)
@@ -305,6 +322,13 @@ def _signing_jobs(work_dir: Path, profiles_dir: Path, inputs: int) -> list[SignJ
     dedup_dir = work_dir / "dedup"
     if dedup_dir.exists():  # stale verdicts must never reach pass 2
         shutil.rmtree(dedup_dir)
+    return _stage_jobs(work_dir, profiles_dir, inputs)
+
+
+def _stage_jobs(work_dir: Path, profiles_dir: Path, inputs: int) -> list[SignJob]:
+    """The duplicate stage's jobs, one per input: what to sign, and where the stage reads
+    pages again (:func:`warcdeboil.dedup.stage.decide`)."""
+    dedup_dir = work_dir / "dedup"
     profiles = _read_json(profiles_dir / PROFILES_META, "not a profiles directory: run `fit`")
     return [
         SignJob(str(page_store_path(work_dir / "pages", i)), str(signatures_dir(dedup_dir)), i,
@@ -373,8 +397,9 @@ def find_duplicates(
             progress("dedup", len(jobs), 0, inputs, 0, 0)
 
     # One worker process (its start and its numpy import paid once) signs what is left, then
-    # decides.
-    (counts,) = run_jobs(_decide, [(str(dedup_dir), inputs, jobs)], 1, decided,
+    # decides (reading again the pages that need a second look).
+    every = _stage_jobs(work_dir, profiles_dir, inputs)
+    (counts,) = run_jobs(_decide, [(str(dedup_dir), inputs, jobs, every)], 1, decided,
                           _records("dedup", inputs, 0, progress), stage="dedup",
                           name=lambda job: job[0], elsewhere=True)
     # Written last: its presence says every side file is complete.
@@ -411,14 +436,26 @@ def _sign(job: SignJob, report: Callable[[int, int], None] | None = None) -> int
     return sign_file(job, report)
 
 
-def _decide(job: tuple[str, int, list[SignJob]],
+def _decide(job: tuple[str, int, list[SignJob], list[SignJob]],
             report: Callable[[int, int], None] | None = None) -> dict[str, int]:
-    """Sign the inputs of ``job`` not signed yet, then find the groups of all ``job[1]``."""
+    """Sign the inputs of ``job`` not signed yet (``job[2]``), then find the groups of all
+    ``job[1]`` (``job[3]``: every input's job, for the pages read again)."""
     from warcdeboil.dedup.stage import decide, sign_file
 
     for sign in job[2]:
         sign_file(sign, report)
-    return decide(Path(job[0]), job[1]).to_dict()
+    return decide(Path(job[0]), job[1], pages=job[3]).to_dict()
+
+
+def _fitted_alike(profiles_dir: Path, options: Options) -> bool:
+    """Whether ``profiles_dir`` holds finished profiles fitted with the parameters of
+    ``options`` (a resumed run with other ones fits again)."""
+    try:
+        meta = json.loads((profiles_dir / PROFILES_META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(meta, dict) and all(f.name in meta for f in fields(FitParams))
+            and _fitted_with(meta, options.fit) == options.fit)
 
 
 def _fitted_with(meta: dict[str, Any], default: FitParams) -> FitParams:
@@ -433,21 +470,22 @@ def _fitted_with(meta: dict[str, Any], default: FitParams) -> FitParams:
 
 
 def apply_profiles(
-    inputs: Sequence[tuple[Path, Path]],
-    out_dir: str | os.PathLike[str],
-    profiles_dir: Path | None,
+    inputs: Sequence[tuple[StrPath, StrPath]],
+    out_dir: StrPath,
+    profiles_dir: StrPath | None,
     options: Options,
     progress: Progress | None = None,
     *,
-    page_stores: Sequence[Path] | None = None,
+    page_stores: Sequence[StrPath] | None = None,
     spans: Sequence[Sequence[Span]] | None = None,
-    links_dir: Path | None = None,
-    written: Sequence[tuple[Path, Path]] = (),
-    verdicts: Sequence[Path] | None = None,
-    doomed: Sequence[Path] | None = None,
-    cleaned_stores: Sequence[Path] | None = None,
-    scores_stores: Sequence[Path] | None = None,
-    url_rules: Path | None = None,
+    links_dir: StrPath | None = None,
+    written: Sequence[tuple[StrPath, StrPath]] = (),
+    verdicts: Sequence[StrPath] | None = None,
+    doomed: Sequence[StrPath] | None = None,
+    cleaned_stores: Sequence[StrPath] | None = None,
+    scores_stores: Sequence[StrPath] | None = None,
+    url_rules: StrPath | None = None,
+    record: RunRecord | None = None,
 ) -> list[Tally]:
     """Pass 2: clean every input with the profiles in ``profiles_dir`` into ``out_dir``.
 
@@ -468,14 +506,22 @@ def apply_profiles(
     ``written`` (inputs whose output an earlier run wrote, --resume) by
     :func:`warcdeboil.output.relink.relink`, from the links files in ``links_dir`` (a temporary
     directory when None).
+
+    ``inputs`` are (file, name relative to the output directory) pairs, as
+    :func:`discover_inputs` gives them. Each output is written with the record of the options
+    it is made with beside it (:mod:`.madewith`): ``record``, else what this call makes it with.
     """
+    found = [(Path(path), Path(rel)) for path, rel in inputs]
+    done_before = [(Path(path), Path(rel)) for path, rel in written]
+    profiles_dir = Path(profiles_dir) if profiles_dir is not None else None
+    links_dir = Path(links_dir) if links_dir is not None else None
     if options.format is OutputFormat.WARC and links_dir is None:
         links = Path(tempfile.mkdtemp(prefix="warcdeboil-links-"))
         try:
-            return apply_profiles(inputs, out_dir, profiles_dir, options, progress,
+            return apply_profiles(found, out_dir, profiles_dir, options, progress,
                                   page_stores=page_stores, spans=spans, links_dir=links,
-                                  written=written, verdicts=verdicts, doomed=doomed,
-                                  url_rules=url_rules)
+                                  written=done_before, verdicts=verdicts, doomed=doomed,
+                                  url_rules=url_rules, record=record)
         finally:
             with held():
                 shutil.rmtree(links, ignore_errors=True)
@@ -490,12 +536,21 @@ def apply_profiles(
     settings = run_settings(options.format, options.effective_mode, site_key, fitted,
                             options.limits)
     out_dir = local_output_dir(out_dir)
-    planned = plan_outputs(inputs, out_dir, options.format, options.compress)
+    planned = plan_outputs(found, out_dir, options.format, options.compress)
+    if record is None:
+        record = made_with(
+            options.format, options.effective_mode, site_key, fitted, options.limits,
+            options.effective_dedup if verdicts is not None else DedupMode.OFF,
+            url_rules is not None and verdicts is not None, options.lm,
+            options.zstd_dictionary, NO_SELECTION if spans is None else selection_key(
+                (plan.rel.as_posix(), chosen) for plan, chosen in zip(planned, spans,
+                                                                         strict=True)))
     check_writable(out_dir)
     jobs = []
     linked = []  # (output name, output, links base) of every output relink looks at
     if options.format is OutputFormat.WARC and links_dir is not None:
-        everything = [*planned, *plan_outputs(written, out_dir, options.format, options.compress)]
+        everything = [*planned,
+                      *plan_outputs(done_before, out_dir, options.format, options.compress)]
         linked = _linked(everything, out_dir, links_dir)
     for i, plan in enumerate(planned):
         jobs.append(ApplyJob(
@@ -511,6 +566,7 @@ def apply_profiles(
             cleaned_store=str(cleaned_stores[i]) if cleaned_stores is not None else None,
             scores_store=str(scores_stores[i]) if scores_stores is not None else None,
             url_rules=str(url_rules) if url_rules is not None else None,
+            made_with=record.side_bytes(plan.codec),
         ))
 
     def done(_: Tally) -> None:
@@ -532,6 +588,7 @@ def apply_profiles(
         # Workers that were ended had no chance to remove their partial outputs.
         for job in jobs:
             remove_parts(Path(job.output))
+            remove_parts(side_path(Path(job.output)))
         if isinstance(exc, Interrupted):
             exc.finished = sum(Path(job.output).exists() for job in jobs)
             exc.outputs = len(jobs)
@@ -549,14 +606,25 @@ def clean(
     progress: Progress | None = None,
     select: tuple[str, SiteFilter] | None = None,
     report: Callable[[Path], None] | None = None,
+    profiles_dir: StrPath | None = None,
 ) -> RunSummary:
     """Index, fit and apply in one go: the whole job of ``warcdeboil clean``.
 
+    With ``profiles_dir`` (the profiles of an earlier fit: :func:`fit_profiles`), no fit is
+    run: the inputs are cleaned with those profiles, after the stages ``options`` ask for
+    (duplicates, the run's language model), which read pass 1's page stores of these inputs.
+    ``warcdeboil apply`` runs so when such a stage is on, so that its outputs have the fields
+    ``clean``'s have for the same options.
+
     With ``resume``, inputs whose output is already complete are not written again, and a
-    finished index and finished profiles in ``work_dir`` are reused. Outputs are atomic, so an
-    output under its final name is complete. With ``select`` (an index file and the sites to
-    take from it), only the records the index names are read, each by its byte range; ``inputs``
-    is then the one directory its file names are relative to.
+    finished index and finished profiles in ``work_dir`` are reused when made with these
+    options. Outputs are atomic, so an output under its final name is complete; it is kept only
+    when made with the options of this run (recorded beside it, :mod:`.madewith`), else the run
+    is refused (:class:`~warcdeboil.errors.PlanError`) before any record is read.
+
+    With ``select`` (an index file and the sites to take from it), only the records the index
+    names are read, each by its byte range; ``inputs`` is then the one directory its file names
+    are relative to.
     ``report(work_dir)`` is called once the outputs are written, before a temporary work
     directory goes; the run's mode, format and summary are in its ``run.json``.
     """
@@ -571,10 +639,18 @@ def clean(
 
         check_rules_path(options.url_rules, [str(p) for p, _ in found],
                          [str(plan.output) for plan in planned], str(out))
+    record = wanted(options, NO_SELECTION if spans is None else selection_key(
+        (rel.as_posix(), chosen) for (_, rel), chosen in zip(found, spans, strict=True)))
+    if resume:  # an output is kept only when made with what this run would make it with
+        check_resumable((str(plan.output), record.output(plan.codec))
+                        for plan in planned if plan.output.exists())
     check_writable(out)
     paths = [p for p, _ in found]
     span_of = dict(zip(paths, spans, strict=True)) if spans is not None else None
     summary = RunSummary(inputs=len(found))
+    given = Path(profiles_dir) if profiles_dir is not None else None
+    if given is not None:
+        summary.fit = profile_stats(given)  # before any record is read: they are profiles
     todo = found
     if resume:
         todo = [(plan.path, plan.rel) for plan in planned if not plan.output.exists()]
@@ -589,17 +665,17 @@ def clean(
                 relink(_linked(planned, out, links), links / "relink.sqlite")
             return summary
     with _work_directory(work_dir, keep_work_dir) as work:
-        profiles = work / "profiles"
+        profiles = given if given is not None else work / "profiles"
         reuse = resume and index_is_current(paths, work, options, spans)
         if reuse:
             log.info("%s: reusing the finished index", work)
             summary.scan_files = index_tallies(work)
         else:
             summary.scan_files = build_index(paths, work, options, progress, spans=spans)
-        if reuse and (profiles / PROFILES_META).exists():
+        if given is None and reuse and _fitted_alike(profiles, options):
             log.info("%s: reusing the finished profiles", profiles)
             summary.fit = profile_stats(profiles)
-        else:
+        elif given is None:  # else fitted already, and used as they are
             (profiles / PROFILES_META).unlink(missing_ok=True)
             summary.fit = fit_profiles(work, profiles, options, progress)
         stores = {p: page_store_path(work / "pages", i) for i, p in enumerate(paths)}
@@ -634,7 +710,9 @@ def clean(
             if options.effective_dedup is not DedupMode.OFF:
                 sides = {p: verdicts_path(work / "dedup", i) for i, p in enumerate(paths)}
                 verdicts = [sides[p] for p, _ in todo]
-            if cleaned is None:  # pass 2 cleans: what the stage found the templates remove
+            # Pass 2 cleans the pages as stored: what the stage found their templates remove
+            # (not where it takes their structure marks out: the cuts are found again).
+            if cleaned is None and options.output_structure:
                 ids = {p: i for i, p in enumerate(paths)}
                 doomed = [doomed_path(work / "dedup", ids[p]) for p, _ in todo]
         if options.url_rules is not None:
@@ -651,6 +729,9 @@ def clean(
                 links_dir=work / "links", written=_not_in(found, todo), verdicts=verdicts,
                 doomed=doomed,
                 url_rules=rules if verdicts is not None else None,
+                # given profiles were fitted with their own parameters: apply_profiles reads
+                # them from the profiles, as `apply` without the stages does
+                record=record if given is None else None,
             )
         _write_json(work / RUN_META, {"mode": Mode(options.effective_mode).value,
                                       "format": OutputFormat(options.format).value,
@@ -679,7 +760,8 @@ def _with_run_models(options: Options, stores: list[Path], work: Path, profiles:
     settings, stats = prepare_lm(options.lm, stores, work, profiles, options.partitions,
                                  options.site_key, options.effective_mode, options.worker_count,
                                  run_jobs, sign,
-                                 blocks=options.format is OutputFormat.MARKDOWN)
+                                 blocks=options.format is OutputFormat.MARKDOWN,
+                                 structure=options.output_structure)
     log.info("perplexity: pages by language %s", stats.pages)
     return replace(options, lm=settings)
 

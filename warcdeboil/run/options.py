@@ -96,8 +96,18 @@ class Options:
         return "xxh3" if self.dedup_stage else ""
 
     @property
-    def structure(self) -> bool:
+    def output_structure(self) -> bool:
+        """Whether the outputs are made from pages analysed with structure marks."""
         return needs_structure(self.format, self.effective_mode)
+
+    @property
+    def structure(self) -> bool:
+        """Whether pass 1 analyses pages with structure marks: for the outputs, and whenever
+        the duplicate stage runs, so that a page's signature is the same for every format and
+        mode (it leaves out link-dense blocks, which only link marks show). Pass 2 of a format
+        that needs no marks takes them out again (``without_structure`` in
+        :mod:`warcdeboil.page.dom`)."""
+        return self.output_structure or self.dedup_stage
 
     @property
     def worker_count(self) -> int:

@@ -36,7 +36,7 @@ from pathlib import Path
 from warcdeboil.errors import ConfigError, PlanError
 from warcdeboil.output.formats import OutputFormat
 from warcdeboil.warc.compression import Codec
-from warcdeboil.warc.remote import NO_ARCHIVES, has_archive_suffix, is_remote, local_path, under
+from warcdeboil.warc.remote import has_archive_suffix, is_remote, local_path, no_archives, under
 
 __all__ = [
     "FORMAT_SUFFIXES",
@@ -115,6 +115,7 @@ def discover_local(
     directory) is taken from a directory's search; a file reached twice is listed once."""
     skip = os.path.realpath(exclude) if exclude is not None else None
     found: list[tuple[Path, Path]] = []
+    paths = list(paths)
     for raw in paths:
         path = Path(local_path(os.fspath(raw)))
         if not path.exists():
@@ -133,7 +134,7 @@ def discover_local(
         else:
             raise ConfigError(f"{path}: no such file or directory")
     if not found:
-        raise ConfigError(NO_ARCHIVES)
+        raise no_archives(paths)
     return _once_each(found)
 
 

@@ -15,16 +15,16 @@ from pathlib import Path
 
 from warcdeboil.errors import InputError, RecordError
 from warcdeboil.page.dom import analyse, page_signature
-from warcdeboil.page.html import DigestKind, PageLimits, html_page, payload_digest
+from warcdeboil.page.html import DigestKind, HtmlPage, PageLimits, html_page, payload_digest
 from warcdeboil.site.index import IndexEntry, RunWriter
-from warcdeboil.site.pagestore import PageEntry, PageStoreWriter
+from warcdeboil.site.pagestore import PageEntry, PageStoreWriter, page_entry
 from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode, url_sort_key
 from warcdeboil.warc.reader import Span, WarcRecord, iter_selected
 from warcdeboil.warc.tally import Tally
 
 from .meter import Meter, Report, input_bytes
 
-__all__ = ["ScanJob", "ScanSpec", "ScannedPage", "scan_file", "scan_pages"]
+__all__ = ["ScanJob", "ScanSpec", "ScannedPage", "read_page", "scan_file", "scan_pages"]
 
 log = logging.getLogger(__name__)
 
@@ -91,12 +91,33 @@ def record_problem(
         log.warning("%s@%d: %s", path, record.offset, reason)
 
 
+def read_page(
+    record: WarcRecord, limits: PageLimits, tally: Tally, path: str, fail: bool, *,
+    seen: bool = False,
+) -> HtmlPage | None:
+    """The HTML page in a record that has header fields, or None (the record is carried).
+
+    A record the reader could not read whole (``record.error``, counted already) is judged like
+    any other: a page cut short by the end of the file is still a page, written and marked
+    truncated (:func:`warcdeboil.warc.truncation.truncation`), as one the crawler marked
+    ``WARC-Truncated`` is. A payload that does not decode is a problem counted here, but not
+    again for such a record: its own problem is the cause.
+    """
+    try:
+        return html_page(record, limits)
+    except RecordError as exc:
+        if record.error is None:
+            record_problem(tally, path, record, exc.reason, fail, seen=seen)
+        return None
+
+
 def unaddressable_counted(
     records: Iterator[WarcRecord], path: str, tally: Tally, *, seen: bool = False
 ) -> Iterator[WarcRecord]:
-    """The records, with those that cannot be read by offset counted in ``tally`` as one problem
-    once the reading ends (however it ends): not a failure, as every record was read, but the file
-    is not standard, so it is said (unless ``seen``: pass 1 said it of the same records)."""
+    """The records, with a file whose records cannot all be read by offset counted in ``tally``
+    as one problem once the reading ends (however it ends): not a failure, as every record was
+    read, but the file is not standard, so it is said once, with how many records (unless
+    ``seen``: pass 1 said it of the same records)."""
     unaddressable = 0
     try:
         for record in records:
@@ -105,9 +126,18 @@ def unaddressable_counted(
             yield record
     finally:
         if unaddressable:
-            tally.problems[UNADDRESSABLE] += unaddressable
+            tally.problems[UNADDRESSABLE] += 1
             if not seen:
                 log.warning("%s: %d records: %s", path, unaddressable, UNADDRESSABLE)
+
+
+def record_repairs(
+    tally: Tally, path: str, record: WarcRecord, fail: bool, *, seen: bool = False
+) -> None:
+    """Count what was mended while ``record`` was read (an ARC date, a gzip member cut after the
+    record): problems of the input, though the record itself is read whole and used."""
+    for reason in record.repairs:
+        record_problem(tally, path, record, reason, fail, seen=seen)
 
 
 def scan_pages(
@@ -127,26 +157,19 @@ def scan_pages(
             tally.records += 1
             if meter is not None:
                 meter.record(record.offset, record.length)
+            record_repairs(tally, spec.path, record, spec.fail_fast)
             if record.error is not None:
                 record_problem(tally, spec.path, record, record.error, spec.fail_fast)
                 if not record.headers:
                     tally.skipped += 1
                     continue
-            try:
-                page = None if record.error else html_page(record, spec.limits)
-            except RecordError as exc:
-                record_problem(tally, spec.path, record, exc.reason, spec.fail_fast)
-                page = None
+            page = read_page(record, spec.limits, tally, spec.path, spec.fail_fast)
             if page is None:
                 tally.carried += 1
                 continue
             tally.cleaned += 1
             text = analyse(page.markup, structure=spec.structure)
-            entry = PageEntry(
-                ordinal, record.offset, record.length, page.url, record.record_id,
-                record.get("WARC-Date") or "", page.charset, len(page.body), text,
-                payload_digest(page, spec.digest),
-            )
+            entry = page_entry(ordinal, record, page, text, payload_digest(page, spec.digest))
             site = keyer(page.url)
             index = None
             if site:

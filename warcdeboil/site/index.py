@@ -45,7 +45,7 @@ DEFAULT_RUN_BYTES = 64 << 20
 # before paragraphs and other block elements, no text from iframes and selects; the long blocks
 # of the near-duplicate signature digested normalised): a work directory indexed by another
 # version is re-indexed.
-INDEX_FORMAT = 4
+INDEX_FORMAT = 5
 # Runs open at once in a merge: well under the usual limit of 1024 open files per process.
 MAX_FAN_IN = 128
 

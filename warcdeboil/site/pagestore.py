@@ -1,8 +1,9 @@
 """What pass 1 keeps of every page, per input file, in the input's order.
 
 Pass 1 writes one store per input file: for each HTML page, the record's identity (offset, URL,
-record ID, date) and its :class:`~warcdeboil.page.dom.PageText`. Pass 2 reads it back in step with
-the input, so text outputs need no second parse, and WARC output knows which candidates to remove.
+record ID, date, whether its block is whole) and its :class:`~warcdeboil.page.dom.PageText`.
+Pass 2 reads it back in step with the input, so text outputs need no second parse, and WARC
+output knows which candidates to remove.
 Entries are length-prefixed, zstd-compressed binary (no pickle: a store in a shared work directory
 must not be able to run code).
 """
@@ -19,19 +20,23 @@ import zstandard
 
 from warcdeboil.errors import WorkDirError
 from warcdeboil.page.dom import NO_META, PageMeta, PageText
+from warcdeboil.page.html import HtmlPage
 from warcdeboil.sidefile import SideFileWriter
+from warcdeboil.warc.reader import WarcRecord
+from warcdeboil.warc.truncation import truncation
 
 __all__ = ["PAGE_STORE_FORMAT", "PageEntry", "PageStoreWriter", "entry_from_bytes",
-           "entry_to_bytes", "iter_page_store", "page_store_path"]
+           "entry_to_bytes", "iter_page_store", "page_entry", "page_store_path"]
 
 # Bumped whenever an entry changes shape (2: no per-candidate HTML sizes; 3: the payload's SHA-1;
-# 4: where each role element is among the page's elements, PageText.owners):
+# 4: where each role element is among the page's elements, PageText.owners; 5: the record's
+# WARC-Truncated reason, PageEntry.truncated):
 # a work directory whose stores were written by another version is indexed again (see
 # run.local.index_is_current).
-PAGE_STORE_FORMAT = 4
+PAGE_STORE_FORMAT = 5
 _FRAME = struct.Struct("<I")
 _FIXED = struct.Struct("<QQQQIIB20s")
-_STRINGS = 9
+_STRINGS = 10
 _CRUMB_SEPARATOR = "\x1f"  # ASCII unit separator: never in a label (whitespace is folded)
 # The store is written once and read once or twice (the duplicate stage, pass 2): a negative
 # zstd level, which leaves literals without Huffman codes. On the dragnet eval archive (26.8 MB
@@ -58,6 +63,21 @@ class PageEntry:
     # WARC-Payload-Digest covers it): SHA-1, or XXH3-128 and four zero bytes in a run that only
     # compares digests (pages.payload_digest); b"" when not taken. Exact duplicates share it.
     digest: bytes = b""
+    # Why the record's block is not whole (its WARC-Truncated reason: warc.truncation), "" when
+    # it is: the page is written all the same, and every text output says it is truncated.
+    truncated: str = ""
+
+
+def page_entry(ordinal: int, record: WarcRecord, page: HtmlPage, text: PageText,
+               digest: bytes = b"") -> PageEntry:
+    """The entry of the HTML ``page`` found in ``record``, the ``ordinal``-th record of its
+    input, with its analysed ``text``: what pass 1 stores, and what pass 2 makes again when it
+    reads the archive instead (the same fields, so both give the same outputs)."""
+    return PageEntry(
+        ordinal, record.offset, record.length, page.url, record.record_id,
+        record.get("WARC-Date") or "", page.charset, len(page.body), text, digest,
+        truncation(record),
+    )
 
 
 def page_store_path(directory: Path, file_id: int) -> Path:
@@ -70,7 +90,7 @@ def _encode(entry: PageEntry, compressor: zstandard.ZstdCompressor) -> bytes:
         s.encode("utf-8", "surrogatepass")
         for s in (entry.url, entry.record_id, entry.date, entry.charset, page.title,
                   page.meta.description, page.meta.canonical_url, page.meta.lang,
-                  _CRUMB_SEPARATOR.join(page.meta.breadcrumbs))
+                  _CRUMB_SEPARATOR.join(page.meta.breadcrumbs), entry.truncated)
     ]
     head = _FIXED.pack(
         entry.ordinal, entry.offset, entry.length, entry.html_bytes_before,
@@ -110,13 +130,14 @@ def _decode(blob: bytes, path: Path, decompressor: zstandard.ZstdDecompressor) -
         raise WorkDirError(
             f"{path}: damaged page store ({exc}): delete the work directory"
         ) from exc
-    url, record_id, date, charset, title, description, canonical, lang, crumbs = strings
+    url, record_id, date, charset, title, description, canonical, lang, crumbs, cut = strings
     meta = PageMeta(description, canonical, lang, tuple(crumbs.split(_CRUMB_SEPARATOR))
                     if crumbs else ()) if structured else NO_META
     return PageEntry(
         ordinal, offset, length, url, record_id, date, charset, before,
         PageText(title, marked, hashes, spans, bool(structured), meta, slots, owners),
         digest if any(digest) else b"",  # 20 zero bytes: written without a digest
+        cut,
     )
 
 

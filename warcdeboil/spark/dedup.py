@@ -6,7 +6,9 @@
 * Exact duplicates: rows grouped by payload digest. Near ones: LSH bucket keys shuffled
   (:func:`~warcdeboil.dedup.lsh.bucket_keys`), each bucket's pairs chosen as locally
   (:func:`~warcdeboil.dedup.lsh.bucket_pairs`, members in page order), then confirmed with both
-  signatures (two joins).
+  signatures (two joins). A confirmed pair of two pages of one site without template gets the
+  second look of :mod:`warcdeboil.dedup.own`: its pages' store entries joined to it again
+  (:func:`second_look`).
 * The pairs stay on the cluster: their connected components
   (:func:`~.components.component_labels`) give each page of a group its group id, the group's
   first page. Each group's size and kept page (the same rule as locally,
@@ -30,6 +32,7 @@ import numpy as np
 from warcdeboil.dedup.groups import Copy, keep_order
 from warcdeboil.dedup.lsh import LshParams, bucket_keys, bucket_pairs, confirms
 from warcdeboil.dedup.minhash import MinHasher
+from warcdeboil.dedup.own import has_template, own_texts, same_own
 from warcdeboil.dedup.shingles import shingle_hashes
 from warcdeboil.dedup.text import lead_digest, signature_text
 from warcdeboil.dedup.verdicts import Kind, Verdict
@@ -42,11 +45,12 @@ from warcdeboil.urlrules import UrlRules
 from .components import component_labels
 
 __all__ = ["Duplicates", "JoinedPage", "find_duplicates", "joined_page", "learn_rules", "page_file",
-           "page_key", "sign_row"]
+           "page_key", "second_look", "sign_row"]
 
 _ORDINAL_BITS = 40
 SignedRow = tuple[Any, ...]
-"""``(page, (url, date, record_id, chars, shingles, has_text, digest, signature bytes, lead))``"""
+"""``(page, (url, date, record_id, chars, shingles, has_text, digest, signature bytes, lead,
+site, no_template))``"""
 
 
 def page_key(file_id: int, ordinal: int) -> int:
@@ -80,7 +84,8 @@ def sign_row(item: JoinedPage) -> SignedRow:
     shingles = shingle_hashes(text)
     signature = MinHasher().signature(shingles).astype("<u4").tobytes()
     return page, (entry.url, entry.date, entry.record_id, len(text), len(shingles),
-                  bool(text.strip()), entry.digest, signature, lead_digest(text))
+                  bool(text.strip()), entry.digest, signature, lead_digest(text), item[0],
+                  not has_template(profile))
 
 
 def _exact_pairs(item: tuple[bytes, Iterable[int]]) -> Iterator[tuple[int, int]]:
@@ -89,7 +94,7 @@ def _exact_pairs(item: tuple[bytes, Iterable[int]]) -> Iterator[tuple[int, int]]
 
 
 def _buckets(row: SignedRow) -> Iterator[tuple[bytes, int]]:
-    page, (*_, has_text, _digest, signature, lead) = row
+    page, (*_, has_text, _digest, signature, lead, _site, _no_template) = row
     if has_text:
         for key in bucket_keys(np.frombuffer(signature, dtype="<u4"), lead=lead):
             yield key, page
@@ -112,6 +117,27 @@ def _confirmed(item: tuple[int, tuple[tuple[int, SignedRow], tuple[Any, ...]]]) 
                     same_lead=same_lead)
 
 
+def _needs_look(item: tuple[int, tuple[tuple[int, SignedRow], tuple[Any, ...]]]) -> bool:
+    """Whether a confirmed pair is of two pages of one site without template."""
+    _, ((_, first), second) = item
+    return bool(first[10] and second[10] and first[9] and first[9] == second[9])
+
+
+def _looked_again(item: tuple[int, tuple[tuple[int, JoinedPage], JoinedPage]]) -> bool:
+    _, ((_, first), second) = item
+    (_, a, profile), (_, b, _) = joined_page(first), joined_page(second)
+    return same_own(*own_texts(a.page, b.page, profile))
+
+
+def second_look(pairs: Any, pages: Any, partitions: int) -> Any:
+    """The pairs of ``pairs`` (an RDD of ``(first, second)`` pages of one site without
+    template) that are copies by the second look of :mod:`warcdeboil.dedup.own`; ``pages``:
+    the joined pages (:data:`JoinedPage`) keyed by page."""
+    by_first = pairs.join(pages, partitions).map(lambda item: (item[1][0], (item[0], item[1][1])))
+    return by_first.join(pages, partitions).filter(_looked_again).map(
+        lambda item: (item[1][0][0], item[0]))
+
+
 class Duplicates(NamedTuple):
     """What :func:`find_duplicates` found, all of it on the cluster but the counts."""
 
@@ -125,12 +151,14 @@ class Duplicates(NamedTuple):
     as the local stage numbers groups (persisted: the caller unpersists it)."""
 
 
-def find_duplicates(signed: Any, partitions: int) -> Duplicates:
+def find_duplicates(signed: Any, partitions: int, pages: Any = None) -> Duplicates:
     """The groups of the signed pages (an RDD of :func:`sign_row` rows, persisted by the
     caller). Pairs are joined into groups by :func:`~.components.component_labels`, each group
     keeps the page :func:`~warcdeboil.dedup.groups.choose_keeper` would (the least
     :func:`_keep_key`, found by a reduction by group) and each page's verdict is worked out
-    where its row is: the driver gets counts only, whatever the number of duplicates."""
+    where its row is: the driver gets counts only, whatever the number of duplicates.
+    ``pages``: the joined pages (:data:`JoinedPage`) keyed by page, for the second look (None:
+    pairs that would need it are joined as the others)."""
     from pyspark import StorageLevel
 
     with_digest = signed.filter(lambda row: bool(row[1][6])).map(lambda row: (row[1][6], row[0]))
@@ -140,8 +168,20 @@ def find_duplicates(signed: Any, partitions: int) -> Duplicates:
     # (first, second) joined with first's row, then with second's: confirmed by both.
     by_first = candidates.join(signed, partitions).map(
         lambda item: (item[1][0], (item[0], item[1][1])))
-    confirmed = by_first.join(signed, partitions).filter(_confirmed).map(
-        lambda item: (item[1][0][0], item[0])).persist(StorageLevel.MEMORY_AND_DISK)
+    passed = by_first.join(signed, partitions).filter(_confirmed).persist(
+        StorageLevel.MEMORY_AND_DISK)
+    looked = refused = 0
+    confirmed = passed.map(lambda item: (item[1][0][0], item[0]))
+    if pages is not None:
+        doubtful = passed.filter(_needs_look).map(lambda item: (item[1][0][0], item[0]))
+        looked = int(doubtful.count())
+        confirmed = passed.filter(lambda item: not _needs_look(item)).map(
+            lambda item: (item[1][0][0], item[0]))
+        if looked:
+            kept = second_look(doubtful, pages, partitions).persist(StorageLevel.MEMORY_AND_DISK)
+            refused = looked - int(kept.count())
+            confirmed = confirmed.union(kept)
+    confirmed = confirmed.persist(StorageLevel.MEMORY_AND_DISK)
     groups = component_labels(exact.union(confirmed), partitions).labels
     # Each page of a group with its row, keyed by its group; then each group's size and kept
     # page (a reduction: a group's pages are never held together), joined back to its pages.
@@ -154,9 +194,11 @@ def find_duplicates(signed: Any, partitions: int) -> Duplicates:
     kinds = verdicts.flatMap(lambda item: (verdict.kind for verdict in item[1])).countByValue()
     counts = {"pages": int(signed.count()), "groups": int(kinds.get(Kind.KEPT, 0)),
               "exact": int(kinds.get(Kind.EXACT, 0)), "near": int(kinds.get(Kind.NEAR, 0)),
-              "candidates": int(candidates.count()), "confirmed": int(confirmed.count())}
+              "candidates": int(candidates.count()), "confirmed": int(confirmed.count()),
+              "looked": looked, "refused": refused}
     members.unpersist()
     confirmed.unpersist()
+    passed.unpersist()
     return Duplicates(counts, verdicts, groups)
 
 
@@ -181,7 +223,7 @@ def _keep_key(page: int, row: Any) -> tuple[Any, ...]:
 
 def _keeper_candidate(value: tuple[int, Any]) -> Keeper:
     page, row = value
-    url, date, record_id, *_, digest, signature, _lead = row
+    url, date, record_id, *_, digest, signature, _lead, _site, _no_template = row
     return 1, _keep_key(page, row), (page, url, date, record_id, digest, signature)
 
 
@@ -225,7 +267,7 @@ def learn_rules(signed: Any, groups: Any, site_key: SiteKeyMode, partitions: int
 
 
 def _observation(site_key: SiteKeyMode, row: SignedRow) -> Iterator[tuple[int, tuple[str, str]]]:
-    page, (url, *_, has_text, _digest, _signature, _lead) = row
+    page, (url, *_, has_text, _digest, _signature, _lead, _site, _no_template) = row
     site = SiteKeyer(site_key)(url)
     if has_text and site:  # a page with no text of its own is no evidence
         yield page, (site, url)

@@ -32,6 +32,13 @@ from typing import Any, TypeVar
 from warcdeboil.dedup.verdicts import DedupMode
 from warcdeboil.errors import ConfigError, JobError
 from warcdeboil.output.formats import OutputFormat
+from warcdeboil.run.madewith import (
+    NO_SELECTION,
+    RunRecord,
+    check_resumable,
+    selection_key,
+    wanted,
+)
 from warcdeboil.run.meter import input_bytes
 from warcdeboil.run.options import Options, Progress
 from warcdeboil.run.plan import check_writable, holds_input
@@ -65,6 +72,7 @@ from .tasks import (
     is_fitted,
     is_page,
     is_tally,
+    output_codec_of,
     output_location,
     relink_output,
     revisit_lookups,
@@ -102,6 +110,8 @@ def run_spark(
     with ``master`` and ``conf`` and stopped at the end. With ``resume``, inputs whose output
     exists are not written again (outputs appear under their final name only when complete);
     every input is still scanned, so that the fit, and every output, is that of a whole run.
+    An output is kept only when made with the options of this run (recorded beside it:
+    :mod:`warcdeboil.run.madewith`), else the run is refused before a job starts.
     """
     options = options or Options()
     if select is None:  # the plan, before a session is built: see warcdeboil.run.plan
@@ -112,12 +122,18 @@ def run_spark(
         if select is not None:
             files = input_files(spark, inputs, select, output)
             check_output(output, files, options)
+        record = wanted(options, NO_SELECTION if select is None else selection_key(
+            (f.rel, f.spans or ()) for f in files))
         done = frozenset(f.file_id for f in files if exists(output_location(output, f, options))
                          ) if resume else frozenset()
+        # An output is kept only when made with what this run would make it with.
+        check_resumable((output_location(output, f, options),
+                         record.output(output_codec_of(f, options)))
+                        for f in files if f.file_id in done)
         rules_written = options.url_rules is None or exists(os.fspath(options.url_rules))
         if len(done) == len(files) and files and rules_written:
             return RunSummary(inputs=len(files), resumed=len(done))
-        summary = _run(spark, files, output, options, progress, done)
+        summary = _run(spark, files, output, options, progress, done, record)
         summary.resumed = len(done)
         return summary
     finally:
@@ -151,13 +167,13 @@ def input_files(
 
 def _run(
     spark: Any, files: list[InputFile], output: str, options: Options, progress: Progress | None,
-    done: frozenset[int] = frozenset(),
+    done: frozenset[int] = frozenset(), record: RunRecord | None = None,
 ) -> RunSummary:
     from pyspark import StorageLevel
 
     context = spark.sparkContext
     monitor = StageMonitor(context, progress)
-    settings = TaskSettings(options, output)
+    settings = TaskSettings(options, output, record=record)
     partitions = max(1, int(spark.conf.get("spark.sql.shuffle.partitions")))
     summary = RunSummary(inputs=len(files))
     models_dir: str | None = None  # the run's language models (--lm auto), on the driver
@@ -191,7 +207,7 @@ def _run(
         models_dir = tempfile.mkdtemp(prefix="warcdeboil-lm-")
         joined = scanned.filter(is_page).map(site_page).leftOuterJoin(fitted, partitions)
         options = run_models(spark, joined, options, models_dir)
-        settings = TaskSettings(options, output)
+        settings = TaskSettings(options, output, record=record)
     todo = inputs.filter(lambda file: file.file_id not in done) if done else inputs
     held: list[Any] = []  # RDDs persisted until pass 2 is written
     jobs = todo.keyBy(_file_id).leftOuterJoin(needed, max(1, len(files) - len(done)))
@@ -235,10 +251,12 @@ def _duplicates(monitor: StageMonitor, scanned: Any, fitted: Any, partitions: in
     from .dedup import find_duplicates, learn_rules, sign_row
 
     pages = scanned.filter(is_page).map(site_page)
-    signed = pages.leftOuterJoin(fitted, partitions).map(sign_row).persist(
-        StorageLevel.MEMORY_AND_DISK)
+    joined = pages.leftOuterJoin(fitted, partitions)
+    signed = joined.map(sign_row).persist(StorageLevel.MEMORY_AND_DISK)
+    # The joined pages again, by page, for the few that need a second look (.dedup.second_look).
+    by_page = joined.map(lambda item: (item[1][0][0], item))
     with monitor.stage("dedup", partitions):
-        found = _action(lambda: find_duplicates(signed, partitions))
+        found = _action(lambda: find_duplicates(signed, partitions, by_page))
         summary.dedup = found.counts
         text = None
         if options.url_rules is not None:

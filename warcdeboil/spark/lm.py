@@ -8,8 +8,9 @@ does on one machine, between the fit and pass 2, with the same results.
   sorted by file and ordinal (the local engine's order: the same models, byte for byte), and
   a task trains the model from them as they stream by. The models come back to the driver,
   which hands them to every executor (``SparkContext.addFile``).
-* Buckets: each row is scored as pass 2 will score it; the driver takes each language's
-  percentiles from the scores.
+* Buckets: each row is scored as pass 2 will score it; the scores are sorted by language and
+  value on the cluster, and only the two that are each language's percentiles come back to
+  the driver (never a score per page: the driver's memory does not grow with the crawl).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from warcdeboil.lm.scoring import LmSettings, PageScorer, url_half
-from warcdeboil.lm.stage import MIN_TRAINING_CHARS, percentile_limits, train_run_model
+from warcdeboil.lm.stage import MIN_TRAINING_CHARS, percentile_ranks, train_run_model
+from warcdeboil.page.dom import without_structure
 from warcdeboil.page.language import identify
 from warcdeboil.run.options import Options
 from warcdeboil.site.clean import clean_page
@@ -39,7 +41,8 @@ _BATCH_PAGES = 256
 def text_rows(options: Options, item: JoinedPage) -> Iterator[TextRow]:
     """The cleaned text of a page, when its language is known."""
     page, entry, profile = joined_page(item)
-    text = clean_page(entry.page, profile, options.effective_mode, url=entry.url).cleaned.text
+    analysed = entry.page if options.output_structure else without_structure(entry.page)
+    text = clean_page(analysed, profile, options.effective_mode, url=entry.url).cleaned.text
     language = identify(text).language
     if language:
         yield (language, url_half(entry.url), page_file(page), entry.ordinal), text
@@ -111,11 +114,37 @@ def run_models(spark: Any, pages: Any, options: Options, models_dir: str) -> Opt
                     trained.append((language, half, str(path)))
             settings = replace(settings, trained=tuple(trained))
         if settings.bucketed:
-            scored = texts.mapPartitions(partial(_score, settings)).groupByKey().mapValues(
-                list).collect()
-            settings = replace(settings, limits=tuple(
-                (language, *percentile_limits(values)) for language, values in sorted(scored)
-                if values))
+            scores = texts.mapPartitions(partial(_score, settings)).persist(
+                StorageLevel.MEMORY_AND_DISK)
+            try:
+                settings = replace(settings, limits=percentiles(scores))
+            finally:
+                scores.unpersist()
     finally:
         texts.unpersist()
     return replace(options, lm=settings)
+
+
+def percentiles(scores: Any) -> tuple[tuple[str, float, float], ...]:
+    """Each language's head and middle limits, as :func:`~warcdeboil.lm.stage.percentile_limits`
+    gives them, from an RDD of (language, score): sorted by (language, score) on the cluster,
+    where each language's two ranks are picked; the driver gets a count and two scores a
+    language."""
+    counts = scores.countByKey()
+    wanted: dict[int, list[tuple[str, int]]] = {}  # place in the sorted scores -> what it is
+    start = 0
+    for language in sorted(counts):
+        for which, rank in enumerate(percentile_ranks(counts[language])):
+            wanted.setdefault(start + rank, []).append((language, which))
+        start += counts[language]
+    picked = scores.sortBy(_itself).zipWithIndex().filter(
+        lambda pair: pair[1] in wanted).collect()
+    limits: dict[str, list[float]] = {language: [0.0, 0.0] for language in counts}
+    for (language, score), place in picked:
+        for _, which in wanted[place]:
+            limits[language][which] = score
+    return tuple((language, head, middle) for language, (head, middle) in sorted(limits.items()))
+
+
+def _itself(item: tuple[str, float]) -> tuple[str, float]:
+    return item

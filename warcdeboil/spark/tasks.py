@@ -32,6 +32,7 @@ from warcdeboil.output.provenance import run_settings
 from warcdeboil.output.relink import CLEANED_SUFFIX, REVISITS_SUFFIX, Revisit, patch_output
 from warcdeboil.output.relink import lines as _lines
 from warcdeboil.run.apply import ApplyJob, apply_file
+from warcdeboil.run.madewith import RunRecord, side_location, side_path, wanted
 from warcdeboil.run.meter import input_bytes
 from warcdeboil.run.options import Options
 from warcdeboil.run.plan import output_codec, output_name
@@ -43,7 +44,7 @@ from warcdeboil.site.pagestore import entry_to_bytes
 from warcdeboil.site.profiles import ProfileRow, profile_from_row, profile_row
 from warcdeboil.warc.compression import Codec
 from warcdeboil.warc.reader import Span, open_archive
-from warcdeboil.warc.remote import is_remote, join, local_path, upload
+from warcdeboil.warc.remote import exists, is_remote, join, local_path, remove, upload
 from warcdeboil.warc.tally import Tally
 
 from .dedup import page_key
@@ -99,6 +100,7 @@ class TaskSettings:
     options: Options
     output: str  # the output directory: local path or URL
     url_rules: Any = None  # --url-rules: a broadcast of the rules' JSON, for url_canonical
+    record: RunRecord | None = None  # what the outputs are made with (None: from the options)
 
 
 # -- pass 1 ----------------------------------------------------------------------------------
@@ -336,6 +338,11 @@ def output_location(output: str, file: InputFile, options: Options) -> str:
     return join(output, _output_name(file, options)[0])
 
 
+def output_codec_of(file: InputFile, options: Options) -> Codec:
+    """The compression the output of ``file`` is written with."""
+    return _output_name(file, options)[1]
+
+
 def _output_name(file: InputFile, options: Options) -> tuple[str, Codec]:
     """The output's name relative to the output directory, and its compression."""
     codec = output_codec(options.format, options.compress, partial(_codec_of, file.location))
@@ -352,6 +359,7 @@ def _apply(
     options = settings.options
     name, codec = _output_name(file, options)
     target = join(settings.output, name)
+    record = settings.record if settings.record is not None else wanted(options)
     job = ApplyJob(
         file.location, "", options.format, codec, None, options.partitions, options.site_key,
         options.limits, None, options.zstd_dictionary, options.fail_fast,
@@ -363,6 +371,7 @@ def _apply(
         verdicts=str(verdicts) if verdicts is not None else None,
         dedup=options.effective_dedup if verdicts is not None else DedupMode.OFF,
         url_rules=str(rules) if rules is not None else None,
+        made_with=record.side_bytes(codec),
     )
     if not is_remote(settings.output):
         return apply_file(replace(job, output=local_path(target)), profiles=profiles.get), name
@@ -370,8 +379,15 @@ def _apply(
         local = Path(tmp) / name.rpartition("/")[2]
         tally = apply_file(replace(job, output=str(local)), profiles=profiles.get)
         if tally.output:
-            try:
-                upload(local, target)
+            try:  # in AtomicFile's order (warcdeboil.warc.writer): never the old record
+                # beside the new output
+                if exists(target):
+                    remove(side_location(target))
+                    upload(local, target)
+                    upload(side_path(local), side_location(target))
+                else:
+                    upload(side_path(local), side_location(target))
+                    upload(local, target)
             except InputError as exc:
                 if options.fail_fast:
                     raise

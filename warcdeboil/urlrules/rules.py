@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import defaultdict
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from itertools import groupby
@@ -377,7 +378,7 @@ class UrlRules:
                 for name, s in sorted(self._sites.items())},
         }
 
-    def save(self, path: str | Path) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the rules as JSON (one entry per site, hypotheses with their counts)."""
         Path(path).write_text(self.dumps(), encoding="utf-8")
 
@@ -386,7 +387,7 @@ class UrlRules:
         return json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n"
 
     @classmethod
-    def load(cls, path: str | Path) -> UrlRules:
+    def load(cls, path: str | os.PathLike[str]) -> UrlRules:
         """Read rules written by :meth:`save`; a file that is not one is a :class:`ConfigError`
         naming it."""
         try:

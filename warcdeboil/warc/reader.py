@@ -21,12 +21,16 @@ from typing import BinaryIO, cast
 
 from warcdeboil.errors import InputError, RandomAccessError, RecordError
 
+from .arc import ARC_LINE_BYTES, arc_warc_headers, is_arc_header, parse_arc_header
+from .boundary import HEADER_PROBE, OVERLAP, find_header, find_header_in_spill
 from .compression import Codec, Kind, Segment, detect_codec, iter_segments
 from .fields import parse_fields
 from .remote import is_remote, local_path, open_remote
 from .spill import SpilledBlock
 
 __all__ = [
+    "ARC_OVERLONG",
+    "OVERLONG",
     "SPILL_BYTES",
     "Span",
     "SpilledBlock",
@@ -53,6 +57,11 @@ _NOT_BLANK = re.compile(rb"[^\r\n\t \0]")
 # A stretch of blank bytes where a record should start is a counted problem when it holds a NUL
 # or is longer than this (a few line ends between records are what writers leave, not damage).
 _MAX_PADDING = 1 << 16
+# The problems of a block declared longer than it is: the next record starts inside it.
+OVERLONG = "Content-Length runs past the end of the record"
+ARC_OVERLONG = "ARC length runs past the end of the record"
+# ... and shorter: more of the record's own gzip member or zstd frame follows it.
+_SHORT = "Content-Length stops short of the end of the record"
 
 
 @dataclass(slots=True)
@@ -62,7 +71,9 @@ class WarcRecord:
     ``addressable`` is false when the record does not start on its own gzip member or zstd frame,
     so it cannot be read back by offset. A block longer than :data:`SPILL_BYTES` is in ``spill``
     (a temporary file), not in memory: read it with :meth:`iter_block` and :meth:`block_head`
-    (``block`` reads it whole).
+    (``block`` reads it whole). ``error`` says why a record (or stretch) could not be read as
+    declared; ``repairs``, what was mended around a record read whole (an ARC date, a gzip
+    member that lost its trailer): both are problems to count.
     """
 
     offset: int
@@ -76,6 +87,9 @@ class WarcRecord:
     framed: bool = True  # its block was followed by the CRLFCRLF that ends a record
     _index: dict[str, str] | None = field(default=None, repr=False)
     spill: SpilledBlock | None = field(default=None, repr=False)
+    # What was wrong around a record read whole, and mended (an ARC date, a gzip member cut
+    # after the record): each is a problem to count, but the record is used as it is.
+    repairs: tuple[str, ...] = ()
 
     @property
     def block(self) -> bytes:
@@ -267,7 +281,9 @@ class _RecordParser:
 
     Damage (a corrupt or truncated member, a malformed header, a record cut short) becomes a
     record with ``error`` set that covers the damaged stretch; parsing resumes at the next gzip
-    member or zstd frame, or, in a plain file, at the next line that starts a WARC record.
+    member or zstd frame, or, in a plain file, at the next line that starts a WARC record (an ARC
+    header line in an ARC file). A declared length is checked against what follows it (see
+    :mod:`.boundary`): a record header inside a block declared too long ends it.
     """
 
     def __init__(
@@ -284,7 +300,7 @@ class _RecordParser:
         self._eof = False
         self._damage: Segment | None = None  # a damaged segment met by _fill, not yet reported
         self._arc = False  # set once an ARC file header has been seen
-        self._inner = -1  # where in a plain file's spilled block a line starts with WARC/
+        self._arc_date: str | None = None  # the last ARC record's date, for one that has none
 
     def __iter__(self) -> Iterator[WarcRecord]:
         while True:
@@ -313,6 +329,16 @@ class _RecordParser:
                 self._reset()
                 yield record
                 continue
+            if self._damage is not None and self._read_to_damage():
+                # The record is whole, and the damage after it (a file missing the last bytes
+                # of its last member) is in its member: one problem, said of this record.
+                record.repairs += (self._damage.damage or "damaged",)
+                record.offset, record.addressable = offset, start_ok
+                record.length = self._damage.end - offset if start_ok else 0
+                self._damage = None
+                self._reset()
+                yield record
+                continue
             # Blank bytes after the record (ARC's newline, a trailer with a stray LF, NULs) are
             # its own: copying the record by offset and length copies them too.
             if self._pos < len(self._buf) and self._buf[self._pos] in _BLANK:
@@ -323,6 +349,20 @@ class _RecordParser:
             record.length = end - offset if record.addressable else 0
             yield record
             self._compact()
+
+    def _read_to_damage(self) -> bool:
+        """Whether the record just read ends in what was read of a damaged member (or frame),
+        and nothing but blank bytes of it is left."""
+        damage = self._damage
+        if damage is None or not damage.data or not self._spans:
+            return False
+        start, last = self._spans[-1]
+        if last.data is not damage.data or start >= self._pos:
+            return False
+        pos = self._pos
+        if pos < len(self._buf) and self._buf[pos] in _BLANK:
+            pos = self._trailing_blank(pos)
+        return pos >= len(self._buf)
 
     def _trailing_blank(self, pos: int) -> int:
         """Where the blank bytes that follow a record, and are its own, end: those of its own
@@ -394,24 +434,33 @@ class _RecordParser:
         return _damaged(offset, max(end, offset) - offset, reason)
 
     def _find_next_record(self, since: int) -> int:
-        """Buffer index of the next line starting with ``WARC/`` (or the end of the input);
-        what is searched in vain leaves the buffer."""
+        """Buffer index of the next line starting with ``WARC/`` (in an ARC file, of the next
+        ARC header line), or the end of the input; what is searched in vain leaves the buffer."""
         self._pos = since
+        end = False
         while True:
-            found = self._buf.find(b"\nWARC/", self._pos)
-            if found >= 0:
-                return found + 1
-            self._pos = max(self._pos, len(self._buf) - 6)
-            self._compact()
-            if not self._fill(len(self._buf) - self._pos + 1):
+            searched = len(self._buf)  # (checking a header may read more: searched at the end)
+            if self._arc:
+                found = self._header_in(self._pos, searched)
+                if found >= 0:
+                    return found
+            else:
+                found = self._buf.find(b"\nWARC/", self._pos)
+                if found >= 0:
+                    return found + 1
+            if end:
                 return len(self._buf)
+            self._pos = max(self._pos, searched - OVERLAP)
+            self._compact()
+            end = not self._fill(len(self._buf) - self._pos + 1)
 
     def _record_ahead(self, pos: int) -> int:
         """Where, after ``pos``, the first buffered member or frame that starts with a WARC
         record begins (the end of the buffer when none does; plain files have no members)."""
         if self._codec is not Codec.NONE:
             for start, segment in self._spans:
-                if start > pos and segment.kind is Kind.START and segment.data.startswith(b"WARC/"):
+                if start > pos and segment.kind is Kind.START and \
+                        self._starts_record(segment.data):
                     return start
         return len(self._buf)
 
@@ -559,28 +608,208 @@ class _RecordParser:
         (declared too long). The buffer is left holding the segment where the block ends."""
         spill = SpilledBlock()
         remaining = length
-        plain = self._codec is Codec.NONE
-        self._inner = -1
-        tail = b""  # the block's last bytes so far, for a marker across two segments
         while True:
             buf, pos = self._buf, self._pos
             take = min(self._record_ahead(pos) - pos, remaining)
             if take:
-                if plain and self._inner < 0:
-                    self._inner = _find_inner(tail, buf, pos, pos + take, spill.size)
-                    tail = bytes(buf[max(pos, pos + take - 6) : pos + take])
                 spill.write(memoryview(buf)[pos : pos + take])
                 self._pos = pos + take
                 remaining -= take
             if not remaining:
                 return spill, None
             if self._pos < len(self._buf):  # stopped at a member that starts with a record
-                return spill, "Content-Length runs past the end of the record"
+                return spill, self._overlong
             if not self._next_segment():
                 return spill, self._short(what, spill.size, length)
             segment = self._spans[0][1]
-            if segment.kind is Kind.START and segment.data.startswith(b"WARC/"):
-                return spill, "Content-Length runs past the end of the record"
+            if segment.kind is Kind.START and self._starts_record(segment.data):
+                return spill, self._overlong
+
+    # -- where a block ends ------------------------------------------------------------------
+
+    @property
+    def _overlong(self) -> str:
+        return ARC_OVERLONG if self._arc else OVERLONG
+
+    def _starts_record(self, data: bytes) -> bool:
+        """Whether ``data`` starts with a record header (an ARC header line in an ARC file)."""
+        if data.startswith((b"WARC/", b"filedesc://")):
+            return True
+        return self._arc and is_arc_header(data, strict=False)
+
+    def _starts_next(self, pos: int) -> bool:
+        """Whether what follows ``pos`` (after blank bytes) is a record, or the end of the input:
+        a block declared to end at ``pos`` checks out."""
+        self._fill(pos - self._pos + (ARC_LINE_BYTES if self._arc else 64))
+        window = self._buf[pos : pos + 64]
+        tail = window.lstrip(_BLANK)
+        if not tail:
+            return True
+        if not self._arc:
+            return tail.startswith((b"WARC/", b"filedesc://"))
+        begin = pos + len(window) - len(tail)
+        line_end = self._buf.find(b"\n", begin, begin + ARC_LINE_BYTES)
+        return self._starts_record(self._buf[begin : line_end + 1] if line_end >= 0 else tail)
+
+    def _header_in(self, lo: int, hi: int) -> int:
+        """Where in the buffer the first record header starts whose line begins at a newline in
+        ``_buf[lo:hi]`` (-1 when none does), checked with as many bytes after it as it needs."""
+
+        def probe(at: int) -> bytes:
+            self._fill(at + HEADER_PROBE - self._pos)
+            return self._buf[at : at + HEADER_PROBE]
+
+        return find_header(self._buf, max(lo, 0), hi, self._arc, probe)
+
+    def _block_end(self, start: int, at: int) -> int:
+        """Where a block cut at ``at`` (the next header, or member) ends: before the trailer
+        just before ``at`` (CRLFCRLF; an ARC record's newline), when there is one."""
+        trailer = b"\n" if self._arc else _HEADER_END
+        end = at - len(trailer)
+        return end if end >= start and self._buf.startswith(trailer, end) else at
+
+    def _delimit(
+        self, start: int, length: int, what: str
+    ) -> tuple[bytes | SpilledBlock, str | None, bool]:
+        """The block at ``start`` declared ``length`` bytes long, as the evidence delimits it;
+        why it is not as declared (None when it is); whether a whole trailer followed it. Leaves
+        ``_pos`` where the next record may start (blank bytes aside)."""
+        block, short = self._take_block(start, length, what)
+        if isinstance(block, SpilledBlock):
+            return self._delimit_spilled(block, short)
+        if short is None:
+            wrong = self._wrong_length(start, start + length)
+            if wrong is None:
+                self._pos = start + length
+                return block, None, True if self._arc else self._consume_trailer()
+        else:
+            # The input ends (or breaks) inside the block: a record starting in it ends it.
+            wrong = self._record_inside(start, len(self._buf))
+            if wrong is None:
+                return block, short, True
+        reason, end = wrong
+        self._pos = end
+        return self._buf[start:end], reason, True
+
+    def _wrong_length(self, start: int, end: int) -> tuple[str, int] | None:
+        """The problem, and where the block really ends, when what follows the declared ``end``
+        is not the next record; None when it is, or when nothing says where else the block ends
+        (damage *after* a record is never blamed on the record)."""
+        if self._starts_next(end):
+            return None
+        inside = self._record_inside(start, end)
+        if inside is not None or self._codec is Codec.NONE:
+            return inside
+        for span_start, segment in self._spans:
+            span_end = span_start + len(segment.data)
+            if span_start < end < span_end and segment.end >= 0 and \
+                    self._buf[end:span_end].strip(_BLANK):
+                # More of the same member follows the block: declared too short. The block goes
+                # on to the end of the member, or to a record in it (a member of several).
+                at = self._header_in(end, span_end)
+                return _SHORT, self._block_end(start, at if at >= 0 else span_end)
+        return None
+
+    def _record_inside(self, start: int, end: int) -> tuple[str, int] | None:
+        """(problem, where the block ends) when a record starts inside ``_buf[start:end]``: a
+        gzip member or zstd frame that starts with one, else a record header in the bytes."""
+        if self._codec is not Codec.NONE:
+            for span_start, segment in self._spans:
+                if start < span_start < end and segment.kind is Kind.START and \
+                        self._starts_record(segment.data):
+                    return self._overlong, self._block_end(start, span_start)
+        at = self._header_in(start - 1, end)
+        return None if at < 0 else (self._overlong, self._block_end(start, at))
+
+    def _delimit_spilled(
+        self, spill: SpilledBlock, short: str | None
+    ) -> tuple[SpilledBlock, str | None, bool]:
+        """A block spilled to disk, delimited as :meth:`_delimit` delimits a held one: the same
+        checks, in the same order, a piece of the temporary file at a time."""
+        if short == self._overlong:  # the spill stopped at a member that starts with a record
+            self._drop_trailer(spill, spill.size)
+            return spill, short, True
+        if short is None and self._starts_next(self._pos):
+            return spill, None, True if self._arc else self._consume_trailer()
+        at = find_header_in_spill(spill, self._arc, self._buf[self._pos : self._pos + HEADER_PROBE])
+        if at >= 0:
+            # A record starts inside the block: it was declared too long. The block ends there,
+            # and what the file holds from there on is read again.
+            self._push_back(spill, at)
+            self._drop_trailer(spill, at)
+            return spill, self._overlong, True
+        if short is not None:
+            return spill, short, True
+        if self._codec is not Codec.NONE:
+            pos = self._pos
+            for span_start, segment in self._spans:
+                span_end = span_start + len(segment.data)
+                if span_start < pos < span_end and segment.end >= 0 and \
+                        self._buf[pos:span_end].strip(_BLANK):
+                    found = self._header_in(pos, span_end)
+                    end = self._block_end(pos, found if found >= 0 else span_end)
+                    spill.write(memoryview(self._buf)[pos:end])
+                    self._pos = end
+                    return spill, _SHORT, True
+        return spill, None, True if self._arc else self._consume_trailer()
+
+    def _drop_trailer(self, spill: SpilledBlock, at: int) -> None:
+        """End a spilled block cut at ``at`` before the trailer just before it, as
+        :meth:`_block_end` does for a held one."""
+        trailer = b"\n" if self._arc else _HEADER_END
+        end = at - len(trailer)
+        spill.size = end if end >= 0 and spill.read_at(end, len(trailer)) == trailer else at
+
+    def _push_back(self, spill: SpilledBlock, cut: int) -> None:
+        """Cut a spilled block at ``cut`` and read the bytes after it again, as the next segments
+        (read from the temporary file, a piece at a time). In a plain file they keep their
+        offsets; in a compressed one they are inside the member the block ended in, which the
+        records found there share (they cannot be read by offset)."""
+        size = spill.size
+        rest = self._buf[self._pos :]
+        spill.size = cut
+        pieces: Iterator[Segment]
+        if self._codec is Codec.NONE:
+            block_end, _ = self._file_offset(self._pos)
+            start = block_end - (size - cut)
+            pieces = (Segment(start + offset, start + offset + len(data), data, Kind.PLAIN)
+                      for offset, data in spill.region(cut, size))
+            later = [Segment(block_end, block_end + len(rest), rest, Kind.PLAIN)] if rest else []
+        else:
+            member = self._segment_at(self._pos)
+            pieces = (Segment(member.offset, -1, data, Kind.INNER)
+                      for _, data in spill.region(cut, size))
+            later = [Segment(member.offset, member.end, rest, Kind.INNER)] if rest else []
+        if self._damage is not None:
+            # The damage that ended the block comes again after the bytes read again.
+            damage = self._damage
+            later.append(Segment(damage.offset, damage.end, b"", damage.kind, damage.damage))
+            self._damage = None
+        self._segments = chain(pieces, later, self._segments)
+        self._eof = False
+        self._reset()
+        self._fill(1)
+
+    def _segment_at(self, pos: int) -> Segment:
+        """The buffered segment that holds buffer position ``pos`` (the last one at the end)."""
+        for start, segment in reversed(self._spans):
+            if start <= pos:
+                return segment
+        return self._spans[0][1]
+
+    def _consume_trailer(self) -> bool:
+        """Step over the CRLFCRLF after a block; a shorter or missing one is tolerated, and
+        reported by returning False."""
+        buf = self._buf
+        pos = self._pos
+        for expected in _HEADER_END:
+            if pos < len(buf) and buf[pos] == expected:
+                pos += 1
+            else:
+                break
+        complete = pos - self._pos == len(_HEADER_END)
+        self._pos = pos
+        return complete
 
     # -- WARC ---------------------------------------------------------------------------------
 
@@ -598,140 +827,85 @@ class _RecordParser:
             raise self._error("WARC record without a valid Content-Length")
         if len(set(lengths)) > 1:
             raise self._error("WARC record with contradicting Content-Length fields")
-        length = int(lengths[0])
-        block, short = self._take_block(header_end, length, "record")
+        block, error, framed = self._delimit(header_end, int(lengths[0]), "record")
         if isinstance(block, SpilledBlock):
-            return self._spilled_record(version, headers, block, short)
-        if short is not None:
-            return WarcRecord(0, 0, version, headers, block, error=short)
-        end = header_end + length
-        wrong = self._wrong_length(header_end, end)
-        if wrong is None:
-            self._pos = end
-            framed = self._consume_trailer()
-            return WarcRecord(0, 0, version, headers, block, framed=framed)
-        # Content-Length is wrong: the record is delimited by the evidence, and marked.
-        reason, self._pos = wrong
-        record = WarcRecord(0, 0, version, headers, self._buf[header_end : self._pos])
-        record.error = reason
-        return record
-
-    def _wrong_length(self, start: int, end: int) -> tuple[str, int] | None:
-        """Where the block really ends, when there is positive evidence that Content-Length is
-        wrong; None otherwise. Damage *after* a record is never blamed on the record."""
-        self._fill(end - self._pos + 64)
-        tail = self._buf[end : end + 64].lstrip(b"\r\n\0\t ")
-        if not tail or tail.startswith((b"WARC/", b"filedesc://")):
-            return None
-        if self._codec is Codec.NONE:
-            # A record that starts inside the block says the block was declared too long.
-            inside = self._buf.find(b"\r\nWARC/", start, end)
-            if inside >= 0:
-                return "Content-Length runs past the end of the record", inside + 2
-            return None
-        for span_start, segment in self._spans:
-            if start < span_start < end and segment.kind is Kind.START and \
-                    segment.data.startswith(b"WARC/"):
-                # The block ran into the next member's record: declared too long.
-                return "Content-Length runs past the end of the record", span_start
-        for span_start, segment in self._spans:
-            span_end = span_start + len(segment.data)
-            rest = self._buf[end:span_end]
-            if span_start < end < span_end and segment.end >= 0 and rest.strip(b"\r\n\0\t "):
-                # More of the same member follows the block: declared too short.
-                return "Content-Length stops short of the end of the record", span_end
-        return None
-
-    def _spilled_record(
-        self, version: str, headers: list[tuple[str, str]], spill: SpilledBlock,
-        short: str | None,
-    ) -> WarcRecord:
-        """A record whose block went to a temporary file, checked as :meth:`_wrong_length`
-        checks the others (Content-Length too long was found while spilling)."""
-        record = WarcRecord(0, 0, version, headers, b"", spill=spill)
-        if short is not None:
-            record.error = short
-            return record
-        self._fill(64)
-        pos = self._pos
-        tail = self._buf[pos : pos + 64].lstrip(_BLANK)
-        if self._codec is not Codec.NONE and tail and not tail.startswith(
-                (b"WARC/", b"filedesc://")):
-            for span_start, segment in self._spans:
-                span_end = span_start + len(segment.data)
-                rest = self._buf[pos:span_end]
-                if span_start < pos < span_end and segment.end >= 0 and rest.strip(_BLANK):
-                    spill.write(rest)
-                    self._pos = span_end
-                    record.error = "Content-Length stops short of the end of the record"
-                    return record
-        if self._codec is Codec.NONE and tail and not tail.startswith(
-                (b"WARC/", b"filedesc://")) and self._inner >= 0:
-            # A record starts inside the block: it was declared too long. The block ends there,
-            # and what the file holds from there on is read again.
-            self._push_back(spill, self._inner + 2)
-            record.error = "Content-Length runs past the end of the record"
-            return record
-        record.framed = self._consume_trailer()
-        return record
-
-    def _push_back(self, spill: SpilledBlock, cut: int) -> None:
-        """Cut a plain file's spilled block at ``cut`` and read the bytes after it again, as the
-        next segments (they are read from the temporary file, a piece at a time)."""
-        size = spill.size
-        block_end, _ = self._file_offset(self._pos)
-        start = block_end - (size - cut)
-        rest = self._buf[self._pos :]
-        spill.size = cut
-        pieces = (Segment(start + offset, start + offset + len(data), data, Kind.PLAIN)
-                  for offset, data in spill.region(cut, size))
-        later = [Segment(block_end, block_end + len(rest), rest, Kind.PLAIN)] if rest else []
-        self._segments = chain(pieces, later, self._segments)
-        self._eof = False
-        self._reset()
-        self._fill(1)
-
-    def _consume_trailer(self) -> bool:
-        """Step over the CRLFCRLF after a block; a shorter or missing one is tolerated, and
-        reported by returning False."""
-        buf = self._buf
-        pos = self._pos
-        for expected in _HEADER_END:
-            if pos < len(buf) and buf[pos] == expected:
-                pos += 1
-            else:
-                break
-        complete = pos - self._pos == len(_HEADER_END)
-        self._pos = pos
-        return complete
+            return WarcRecord(0, 0, version, headers, b"", error=error, framed=framed,
+                              spill=block)
+        return WarcRecord(0, 0, version, headers, block, error=error, framed=framed)
 
     # -- ARC ----------------------------------------------------------------------------------
 
     def _parse_arc_or_fail(self) -> WarcRecord:
         """A record that is not WARC: an ARC record (read by offset), or an error."""
         line_end = self._buf.find(b"\n", self._pos, self._pos + 8192)
-        fields = self._buf[self._pos : line_end].split(b" ") if line_end > 0 else []
-        if len(fields) >= 5 and fields[-1].strip().isdigit() and b"://" in fields[0]:
-            return self._parse_arc()
+        line = self._buf[self._pos : line_end] if line_end > 0 else b""
+        header = parse_arc_header(line.decode("utf-8", "surrogateescape").strip())
+        if header is not None and b"://" in line.split(b" ", 1)[0]:
+            # An ARC record in a file without an ARC file header: read as one (its block is
+            # checked against ARC headers), the file not taken for ARC on its word.
+            self._arc = True
+            try:
+                return self._parse_arc()
+            finally:
+                self._arc = False
         head = self._buf[self._pos : self._pos + 20]
         raise self._error(f"not a WARC or ARC record (starts with {head!r})")
 
     def _parse_arc(self) -> WarcRecord:
-        line_end = self._read_until(b"\n", 1 << 16)
+        line_end = self._read_until(b"\n", ARC_LINE_BYTES)
         line = self._buf[self._pos : line_end].decode("utf-8", "surrogateescape").strip()
-        fields = line.split(" ")
-        if len(fields) < 5 or not fields[-1].isdigit():
+        header = parse_arc_header(line)
+        date, repaired = (None, None) if header is None else header.warc_date(self._arc_date)
+        if header is None or date is None:
             raise self._error(f"malformed ARC header line ({line[:60]!r})")
-        length = int(fields[-1])
-        # URLs with spaces: the URL is everything before the last four fields (ARC v1).
-        url = " ".join(fields[:-4]) if len(fields) > 5 else fields[0]
-        ip, date, mime = fields[-4], fields[-3], fields[-2]
-        block, short = self._take_block(line_end, length, "ARC record")
-        record = _arc_to_warc(url, ip, date, mime, block)
-        if short is None and not isinstance(block, SpilledBlock):
-            self._pos = line_end + length
-        record.error = short
+        self._arc_date = date
+        error = None
+        if header.length is None:
+            block = self._block_to_header(line_end)
+        else:
+            block, error, _ = self._delimit(line_end, header.length, "ARC record")
+        spill = block if isinstance(block, SpilledBlock) else None
+        record = WarcRecord(0, 0, "WARC/1.0", arc_warc_headers(header, date, block),
+                            b"" if spill is not None else cast(bytes, block), converted=True,
+                            spill=spill, error=error)
+        record.repairs = header.repairs + ((repaired,) if repaired else ())
         return record
+
+    def _block_to_header(self, start: int) -> bytes | SpilledBlock:
+        """The block of an ARC record whose length is no length: up to the next ARC header line,
+        the next member that starts with a record, or the end of the input. It is searched as it
+        is read, held in memory, or spilled past the spill size (one pass however long)."""
+        self._pos = start
+        spill: SpilledBlock | None = None
+        lo = start - 1  # the header line's own newline: the next header may follow at once
+        end_of_input = False
+        while True:
+            hi = self._record_ahead(self._pos)
+            member = hi < len(self._buf)  # (checking a header may read more: searched later)
+            at = self._header_in(lo, hi)
+            if at >= 0 or member or end_of_input:
+                break
+            # None in what is read: read on, keeping the last bytes (a header may start there).
+            keep = max(self._pos, hi - OVERLAP)
+            if spill is None and hi - start > self._spill_at:
+                spill = SpilledBlock()
+                spill.write(memoryview(self._buf)[start:keep])
+            elif spill is not None:
+                spill.write(memoryview(self._buf)[self._pos : keep])
+            lo = keep
+            if spill is not None:
+                self._pos = keep
+                self._compact()
+                lo = self._pos
+            end_of_input = not self._fill(len(self._buf) - self._pos + 1)
+        first = start if spill is None else self._pos
+        end = self._block_end(first, at if at >= 0 else hi)
+        if spill is None:
+            self._pos = end
+            return self._buf[start:end]
+        spill.write(memoryview(self._buf)[self._pos : end])
+        self._pos = end
+        return spill
 
 
 def _blank_end(buf: bytes, pos: int) -> int:
@@ -746,52 +920,5 @@ def _blank_end(buf: bytes, pos: int) -> int:
     return found.start() if found is not None else len(buf)
 
 
-def _find_inner(tail: bytes, buf: bytes, start: int, end: int, written: int) -> int:
-    """Position in the block of the first ``\\r\\nWARC/`` in ``buf[start:end]`` (the block's
-    bytes from ``written`` on), or across ``tail`` (its bytes just before); -1 when none."""
-    joined = tail + bytes(buf[start : min(end, start + 6)])
-    found = joined.find(b"\r\nWARC/")
-    if found >= 0:
-        return written - len(tail) + found
-    found = buf.find(b"\r\nWARC/", start, end)
-    return written + found - start if found >= 0 else -1
-
-
 def _damaged(offset: int, length: int, reason: str) -> WarcRecord:
     return WarcRecord(offset, max(length, 0), "", [], b"", False, reason)
-
-
-def _arc_to_warc(
-    url: str, ip: str, date: str, mime: str, block: bytes | SpilledBlock
-) -> WarcRecord:
-    """Present an ARC record as the WARC record it would be (ARC is read, written as WARC)."""
-    import hashlib
-    import uuid
-
-    when = date.ljust(14, "0")
-    iso = f"{when[0:4]}-{when[4:6]}-{when[6:8]}T{when[8:10]}:{when[10:12]}:{when[12:14]}Z"
-    if isinstance(block, SpilledBlock):
-        sha1 = hashlib.sha1()
-        for chunk in block.chunks():
-            sha1.update(chunk)
-        digest, size, data, spill = sha1.hexdigest(), block.size, b"", block
-    else:
-        digest, size, data, spill = hashlib.sha1(block).hexdigest(), len(block), block, None
-    record_id = uuid.uuid5(uuid.NAMESPACE_URL, f"arc:{url}:{date}:{digest}")
-    if url.startswith("filedesc://"):
-        rec_type, content_type = "warcinfo", "text/plain"
-    elif url.startswith(("http://", "https://")):
-        rec_type, content_type = "response", "application/http; msgtype=response"
-    else:
-        rec_type, content_type = "resource", mime or "application/octet-stream"
-    headers = [
-        ("WARC-Type", rec_type),
-        ("WARC-Record-ID", f"<urn:uuid:{record_id}>"),
-        ("WARC-Date", iso),
-    ]
-    if rec_type != "warcinfo":
-        headers.append(("WARC-Target-URI", url))
-        if ip and ip != "-":
-            headers.append(("WARC-IP-Address", ip))
-    headers += [("Content-Type", content_type), ("Content-Length", str(size))]
-    return WarcRecord(0, 0, "WARC/1.0", headers, data, converted=True, spill=spill)

@@ -18,6 +18,7 @@ from warcdeboil.errors import InputError
 from .compression import Codec
 from .reader import WarcRecord, iter_records
 from .tally import Tally
+from .truncation import CUT_SHORT, cut_short
 from .writer import (
     AtomicFile,
     WarcWriter,
@@ -25,6 +26,7 @@ from .writer import (
     rebuild_record,
     serialise,
     stream_digests,
+    with_valid_uris,
 )
 
 __all__ = ["carry_record", "recompress_file", "repaired_record", "write_record", "write_repaired"]
@@ -48,8 +50,8 @@ def _repair(record: WarcRecord, head: bytes) -> tuple[str, list[tuple[str, str]]
     """The version and header fields a repaired ``record`` is written with (before length and
     digests), and where its payload starts, judged from ``head`` (the block or its start)."""
     headers = list(record.headers)
-    if "truncated" in (record.error or "") and not record.get("WARC-Truncated"):
-        headers.append(("WARC-Truncated", "length"))
+    if cut_short(record) and not record.get("WARC-Truncated"):
+        headers.append(("WARC-Truncated", CUT_SHORT))
     end = head.find(b"\r\n\r\n")
     payload = end + 4 if head.startswith(b"HTTP/") and end >= 0 else None
     version = record.version if record.version.startswith("WARC/") else "WARC/1.0"
@@ -75,14 +77,19 @@ def write_record(
     if record.spill is None:
         writer.write(version, headers, record.block)
         return
+    if writer.valid_uris:
+        headers = with_valid_uris(headers)
     head = serialise(version, headers, b"")[:-4]
     size = len(head) + record.block_size + 4
     writer.write_raw_pieces(chain((head,), record.iter_block(), (b"\r\n\r\n",)), size)
 
 
 def carry_record(writer: WarcWriter, record: WarcRecord) -> None:
-    """Write ``record`` as it was read (its header fields and block unchanged)."""
-    if record.spill is None:
+    """Write ``record`` as it was read (its header fields and block unchanged); a record made
+    from an ARC record is one warcdeboil wrote, and gets the writer's valid URIs."""
+    if record.converted and writer.valid_uris:
+        write_record(writer, record.version, record.headers, record)
+    elif record.spill is None:
         writer.write_raw(record.to_bytes())
     else:
         write_record(writer, record.version, record.headers, record)
@@ -93,9 +100,12 @@ def recompress_file(source: Path, target: Path, codec: Codec = Codec.GZIP) -> Ta
     tally = Tally(str(source), str(target))
     try:
         with AtomicFile(target) as out:
-            writer = WarcWriter(out, codec)
+            writer = WarcWriter(out, codec, valid_uris=True)  # ARC records made WARC
             for record in iter_records(source):
                 tally.records += 1
+                for reason in record.repairs:  # mended while reading: counted, record kept
+                    tally.problem(reason)
+                    log.warning("%s@%d: %s", source, record.offset, reason)
                 if record.error is not None:
                     tally.problem(record.error)
                     log.warning("%s@%d: %s", source, record.offset, record.error)

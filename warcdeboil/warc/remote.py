@@ -43,12 +43,22 @@ __all__ = [
     "join",
     "local_path",
     "open_remote",
+    "remove",
     "under",
     "upload",
 ]
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".warc.zst", ".arc", ".arc.gz")
 NO_ARCHIVES = "no WARC or ARC files (.warc, .warc.gz, .warc.zst, .arc, .arc.gz) found"
+
+
+def no_archives(where: Iterable[str | os.PathLike[str]]) -> ConfigError:
+    """The error of a run given no archive: it names where it looked.
+
+    >>> str(no_archives(["crawl/", "notes.txt"]))
+    'no WARC or ARC files (.warc, .warc.gz, .warc.zst, .arc, .arc.gz) found in crawl/, notes.txt'
+    """
+    return ConfigError(f"{NO_ARCHIVES} in {', '.join(os.fspath(w) for w in where)}")
 # Hadoop's names for S3, read by fsspec's s3fs as plain s3://.
 SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 # Bytes fetched per request when streaming a remote file: large enough that request latency
@@ -126,6 +136,21 @@ def exists(location: str) -> bool:
         return os.path.exists(local_path(location))
     fs, path = filesystem(location)
     return bool(fs.exists(path))
+
+
+def remove(location: str) -> None:
+    """Remove the file at ``location`` (a path or a URL), when there is one."""
+    if not is_remote(location):
+        Path(local_path(location)).unlink(missing_ok=True)
+        return
+    fs, path = filesystem(location)
+    try:
+        if fs.exists(path):
+            fs.rm_file(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise InputError(f"{location}: cannot remove ({exc.strerror or exc})") from exc
 
 
 def upload(local: Path, location: str) -> None:
@@ -212,6 +237,7 @@ def discover(locations: Iterable[str], exclude: str | None = None) -> list[tuple
     if exclude is not None and not is_remote(exclude):
         skip = os.path.realpath(local_path(exclude))
     found: list[tuple[str, str]] = []
+    locations = list(locations)
     for location in locations:
         if is_remote(location):
             found += _remote_archives(location)
@@ -222,7 +248,7 @@ def discover(locations: Iterable[str], exclude: str | None = None) -> list[tuple
         else:
             found += _local_archives(location, skip)
     if not found:
-        raise ConfigError(NO_ARCHIVES)
+        raise no_archives(locations)
     kept: list[tuple[str, str]] = []
     identities = [_identity(location) for location, _ in found]
     chosen: dict[object, int] = {}  # a file reached twice: a name that is not a symlink wins

@@ -35,6 +35,11 @@ class SpilledBlock:
         self._file.seek(0)
         return self._file.read(size)
 
+    def read_at(self, position: int, size: int) -> bytes:
+        """At most ``size`` bytes of the block from ``position`` on."""
+        self._file.seek(position)
+        return self._file.read(max(min(size, self.size - position), 0))
+
     def chunks(self) -> Iterator[bytes]:
         """The block in pieces of a MiB at most, from its start."""
         for _, chunk in self.region(0, self.size):

@@ -2,7 +2,9 @@
 
 For each input, ``records == cleaned + carried + skipped``: every item the reader yields is one
 of the three. Problems (a payload that would not decode, a record cut short, a wrong
-Content-Length…) are counted by reason; a record can be carried or skipped *with* a problem.
+Content-Length…) are counted by reason; a record can be cleaned, carried or skipped *with* a
+problem (a page cut short by the end of the file is cleaned in text outputs, carried in WARC
+output).
 """
 
 from __future__ import annotations

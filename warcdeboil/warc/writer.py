@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
+from urllib.parse import quote
 
 from isal import isal_zlib
 
@@ -108,6 +109,43 @@ def rebuild_fields(
     return out
 
 
+# What a URI may hold as it is (RFC 3986: unreserved and reserved characters, and the "%" of
+# its own escapes); anything else in a URI field is percent-encoded when a record is written.
+_URI_SAFE = "-._~:/?#[]@!$&'()*+,;=%"
+_URI_FIELDS = ("warc-target-uri", "warc-refers-to-target-uri")
+ORIGINAL_URI_FIELD = "WARC-Source-Target-URI"
+
+
+def valid_uri(value: str) -> str:
+    """``value`` with what a URI may not hold percent-encoded (spaces, quotes, braces, non-ASCII
+    as UTF-8, bytes that are not UTF-8 as themselves); a value in angle brackets (the WARC 1.0
+    grammar) keeps them.
+
+    >>> valid_uri("http://example.com/a b?q=caf\u00e9")
+    'http://example.com/a%20b?q=caf%C3%A9'
+    >>> valid_uri("<http://example.com/50%25 off>")
+    '<http://example.com/50%25%20off>'
+    """
+    if len(value) > 1 and value.startswith("<") and value.endswith(">"):
+        return "<" + valid_uri(value[1:-1]) + ">"
+    return quote(value, safe=_URI_SAFE, errors="surrogateescape")
+
+
+def with_valid_uris(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The header fields with their URIs made valid (:func:`valid_uri`); a target URI that
+    changes keeps its original, as read, in ``WARC-Source-Target-URI`` after it."""
+    fields: list[tuple[str, str]] = []
+    keeps_original = any(k.lower() == ORIGINAL_URI_FIELD.lower() for k, _ in headers)
+    for key, value in headers:
+        lower = key.lower()
+        uri = valid_uri(value) if lower in _URI_FIELDS else value
+        fields.append((key, uri))
+        if uri != value and lower == "warc-target-uri" and not keeps_original:
+            fields.append((ORIGINAL_URI_FIELD, value))
+            keeps_original = True
+    return fields
+
+
 def serialise(version: str, headers: list[tuple[str, str]], block: bytes) -> bytes:
     """The uncompressed bytes of one record, trailer included."""
     head = "\r\n".join([version, *(f"{k}: {v}" for k, v in headers)]) + "\r\n\r\n"
@@ -118,10 +156,15 @@ class WarcWriter:
     """Writes records to a binary stream, each compressed on its own."""
 
     def __init__(
-        self, fh: BinaryIO, codec: Codec, *, zstd_dictionary: bytes | None = None
+        self, fh: BinaryIO, codec: Codec, *, zstd_dictionary: bytes | None = None,
+        valid_uris: bool = False,
     ) -> None:
+        """``valid_uris``: the records written through :meth:`write` get their URI fields made
+        valid (:func:`with_valid_uris`): what the outputs do with the records warcdeboil makes.
+        Records given as bytes are written as they are."""
         self._fh = fh
         self.codec = codec
+        self.valid_uris = valid_uris
         self._zstd = None
         if codec is Codec.ZSTD:
             from .zstdio import ZstdRecordCompressor
@@ -130,6 +173,8 @@ class WarcWriter:
             fh.write(self._zstd.header())
 
     def write(self, version: str, headers: list[tuple[str, str]], block: bytes) -> None:
+        if self.valid_uris:
+            headers = with_valid_uris(headers)
         self.write_raw(serialise(version, headers, block))
 
     def write_raw(self, record: bytes) -> None:
@@ -161,17 +206,28 @@ class WarcWriter:
 
 
 class AtomicFile:
-    """A file that appears under ``path`` only when closed without an error."""
+    """A file that appears under ``path`` only when closed without an error.
 
-    def __init__(self, path: Path) -> None:
+    ``beside`` (a path and its bytes): a small file that says what ``path`` holds (an output's
+    record of the options it was made with), renamed into place with it, in the order that
+    never pairs one with the other's predecessor. A new ``path`` gets its file beside it first:
+    a process killed between the two renames leaves that file with nothing to speak of. A
+    ``path`` written over loses the old file beside it first: killed between the two renames,
+    it is left with none, which a reader takes for "unknown", never for the old one's word.
+    """
+
+    def __init__(self, path: Path, beside: tuple[Path, bytes] | None = None) -> None:
         self.path = path
         self.tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+        self.beside = beside
         self._fh: BinaryIO | None = None
 
     def __enter__(self) -> BinaryIO:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Parts left by a run that was killed (no chance to clean up) go before we write anew.
         remove_parts(self.path)
+        if self.beside is not None:
+            remove_parts(self.beside[0])
         self._fh = open(self.tmp, "wb")  # noqa: SIM115 - closed in __exit__
         return self._fh
 
@@ -182,12 +238,26 @@ class AtomicFile:
         tb: TracebackType | None,
     ) -> None:
         assert self._fh is not None
+        beside_tmp = None
         try:
             self._fh.close()  # flushes: a full disk can fail here too
-            if exc_type is None:
+            if exc_type is None and self.beside is None:
                 os.replace(self.tmp, self.path)
+            elif exc_type is None and self.beside is not None:
+                side, data = self.beside
+                beside_tmp = side.with_name(f".{side.name}.{os.getpid()}.part")
+                beside_tmp.write_bytes(data)
+                if self.path.exists():  # written over: the old record goes first
+                    side.unlink(missing_ok=True)
+                    os.replace(self.tmp, self.path)
+                    os.replace(beside_tmp, side)
+                else:  # a new file: its record first
+                    os.replace(beside_tmp, side)
+                    os.replace(self.tmp, self.path)
         except BaseException:
             self.tmp.unlink(missing_ok=True)
+            if beside_tmp is not None:
+                beside_tmp.unlink(missing_ok=True)
             raise
         if exc_type is not None:
             self.tmp.unlink(missing_ok=True)

@@ -208,6 +208,11 @@ def _frame_pieces(
     feed = _FEED
     while True:
         if not source.buf and not source.want(1):
+            if pending:
+                # What was read before the end is still data: a record cut short by it comes
+                # out truncated (or whole, when only the frame's checksum is missing).
+                yield b"".join(parts)
+                parts, pending = [], 0
             raise RecordError("zstd frame is truncated", path=path, offset=offset)
         chunk = source.take(feed)
         try:
