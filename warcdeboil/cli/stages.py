@@ -23,6 +23,8 @@ from .console import (
 from .options import (
     Compress,
     DedupOption,
+    DropFlagged,
+    ExcludedOption,
     Format,
     Inputs,
     JsonSummary,
@@ -33,6 +35,8 @@ from .options import (
     MaxPagePerplexity,
     MinOccurrence,
     ModeOption,
+    QualityConfigOption,
+    QualityFiltersOption,
     Quiet,
     ReportDir,
     RunSize,
@@ -44,6 +48,7 @@ from .options import (
     check_dedup,
     check_mode,
     lm_settings,
+    quality_options,
 )
 
 
@@ -118,6 +123,10 @@ def apply(
     max_line_perplexity: MaxLinePerplexity = None,
     max_page_perplexity: MaxPagePerplexity = None,
     dedup: DedupOption = None,
+    quality_filters: QualityFiltersOption = None,
+    quality_config: QualityConfigOption = None,
+    drop_flagged: DropFlagged = False,
+    excluded: ExcludedOption = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -133,20 +142,22 @@ def apply(
     setup_logging(verbose, quiet)
     check_mode(fmt, mode)
     check_dedup(fmt, dedup)
+    quality = quality_options(fmt, quality_filters, quality_config, drop_flagged, excluded)
     try:
         options = build_options(
             format=fmt, mode=mode, compress=compress, workers=workers, max_iou=0.95,
             min_occurrence=1, zstd_dictionary=zstd_dict,
             lm=lm_settings(fmt, lm, line_perplexity, max_line_perplexity,
                             max_page_perplexity, run=False),
-            dedup=dedup,
+            dedup=dedup, quality=quality,
         )
         found = discover_inputs(inputs, exclude=local_output_dir(output))
         with ProgressBars(not quiet and sys.stderr.isatty()) as bars:
             if options.dedup_stage:
                 summary = clean(inputs, output, options, progress=bars, profiles_dir=profiles)
             else:
-                summary = RunSummary(inputs=len(found), fit=profile_stats(profiles))
+                summary = RunSummary(inputs=len(found),
+                                     fit=profile_stats(profiles)).asked(options)
                 summary.apply_files = apply_profiles(found, output, profiles, options, bars)
         data = summary.to_dict()
         if report is not None:

@@ -70,6 +70,8 @@ class JsonlSink(Sink):
             obj.update(duplicate_fields(result.duplicate))
         if self._rules is not None:
             obj["url_canonical"] = self._rules.canonical(entry.url)
+        if result.quality_flags is not None:  # --quality-filters
+            obj["quality_flags"] = result.quality_flags
         line = json.dumps(obj, ensure_ascii=False) + "\n"
         self._out.write(line.encode("utf-8", "surrogatepass"))  # one write: one deflate call
 

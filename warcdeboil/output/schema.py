@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 __all__ = ["FIELDS", "SCHEMA_VERSION", "Field", "Type", "conforms", "describe"]
 
-# Raised when a field is added, removed, renamed or changes type (2: truncated).
-SCHEMA_VERSION = 2
+# Raised when a field is added, removed, renamed or changes type (2: truncated; 3:
+# quality_flags).
+SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,4 +184,9 @@ FIELDS: tuple[Field, ...] = (
           "`exact` (the same payload) or `near`; null for a page that is not a duplicate."),
     Field("url_canonical", string, "`--url-rules`", '"https://example.com/news/1"',
           "The page's URL as the URL rules learned in the run write it."),
+    Field("quality_flags", list_of(string), "`--quality-filters`",
+          '["gopher_repetition:top_3_gram", "c4_quality:few_sentences"]',
+          "`FILTER:REASON` for every reason each filter chosen would drop the page, in the "
+          "order of the filters and their rules; empty when they all keep it (see "
+          "[quality filters](quality.md))."),
 )

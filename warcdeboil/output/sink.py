@@ -1,7 +1,8 @@
 """Where pass 2 writes: a sink per output format takes every record of an input in order.
 
-:class:`Sink` is the interface (:mod:`.warc`, :mod:`.wet` and :mod:`.jsonl` implement it, and
-:mod:`.scoring` puts the language model's filters in front of a text sink); :class:`PageResult`
+:class:`Sink` is the interface (:mod:`.warc`, :mod:`.wet` and :mod:`.jsonl` implement it,
+:mod:`.scoring` puts the language model's filters in front of a text sink, and :mod:`.quality`
+the quality filters); :class:`PageResult`
 is one cleaned page as a sink gets it."""
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ class PageResult:
     score: PageScore | None = None  # with --lm
     duplicate: Verdict | None = None  # with --dedup: the page's duplicate group, if any
     language: Guess | None = None  # the text's language, when identified already (lm.stage)
+    # --quality-filters: FILTER:REASON of each filter that would drop the page (output.quality)
+    quality_flags: list[str] | None = None
 
 
 class Sink(ABC):

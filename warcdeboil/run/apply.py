@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -55,6 +56,7 @@ from .scan import no_records, read_page, record_problem, record_repairs, unaddre
 
 if TYPE_CHECKING:
     # Imported where used: a template-mode run (WARC output, no --lm, no URL rules) needs none.
+    from warcdeboil.corpus.settings import QualitySettings
     from warcdeboil.lm.scoring import LmSettings
     from warcdeboil.page.language import Guess
 
@@ -102,6 +104,8 @@ class ApplyJob:
     scores_store: str | None = None  # their perplexities as that stage scored them (buckets)
     url_rules: str | None = None  # rules learned in the run: JSONL says each url_canonical
     made_with: bytes | None = None  # the record of its options, written beside it (.madewith)
+    quality: QualitySettings | None = None  # --quality-filters (text outputs)
+    excluded: str | None = None  # --excluded: where this input's pages left out are listed
 
     @property
     def structure(self) -> bool:
@@ -153,8 +157,12 @@ def _apply(
     try:
         output = Path(job.output)
         beside = (side_path(output), job.made_with) if job.made_with is not None else None
-        with AtomicFile(output, beside) as out:
+        with AtomicFile(output, beside) as out, _excluded_file(job) as excluded:
             sink = _make_sink(job, out, in_codec, source)
+            if job.quality is not None:
+                from warcdeboil.output.quality import QualitySink  # only with --quality-filters
+
+                sink = QualitySink(sink, job.quality, tally, job.path, excluded)
             if scorer is not None:
                 stored = None
                 if job.scores_store is not None and not scorer.needs_lines:
@@ -171,6 +179,11 @@ def _apply(
         source.close()
         if store is not None:
             store.close()
+
+
+def _excluded_file(job: ApplyJob) -> AbstractContextManager[BinaryIO | None]:
+    """Where the job lists the pages it leaves out (--excluded), or nothing."""
+    return open(job.excluded, "wb") if job.excluded is not None else nullcontext()
 
 
 def _fill(
@@ -354,6 +367,8 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
     ):
         dictionary = _train_on(job.path, job.spans)
     settings = job.settings + (job.lm.warcinfo_fields() if job.lm is not None else ())
+    if job.quality is not None:
+        settings += tuple(job.quality.record_values())
     names = (os.path.basename(job.path.rstrip("/")), os.path.basename(job.output), settings)
     if job.format is OutputFormat.WARC:
         links = LinkLog(Path(job.links)) if job.links else None

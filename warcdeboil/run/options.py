@@ -18,6 +18,7 @@ from warcdeboil.site.sitekey import SiteKeyMode
 from warcdeboil.warc.compression import Codec
 
 if TYPE_CHECKING:
+    from warcdeboil.corpus.settings import QualitySettings  # only with --quality-filters
     from warcdeboil.lm.scoring import LmSettings  # the perplexity filter: only with --lm
 
 
@@ -52,6 +53,7 @@ class Options:
     lm: LmSettings | None = None  # --lm: perplexity scores and filters (text outputs)
     dedup: DedupMode | None = None  # --dedup; None: the format's default (see default_dedup)
     url_rules: str | None = None  # --url-rules: learn URL rules from the groups, write them here
+    quality: QualitySettings | None = None  # --quality-filters: flags, and what is dropped
 
     def __post_init__(self) -> None:
         if self.url_rules is not None and self.dedup is DedupMode.OFF:
@@ -72,6 +74,8 @@ class Options:
         if self.format is OutputFormat.WARC and self.lm is not None:
             raise ConfigError("--lm scores and filters text: use --format jsonl, text or "
                               "markdown (WARC output keeps every page)")
+        if self.format is OutputFormat.WARC and self.quality is not None:
+            raise ConfigError(QUALITY_NOT_WARC)
 
     @property
     def effective_mode(self) -> Mode:
@@ -113,6 +117,10 @@ class Options:
     def worker_count(self) -> int:
         return self.workers if self.workers > 0 else (os.cpu_count() or 1)
 
+
+QUALITY_NOT_WARC = (
+    "--quality-filters judge a page's text: use --format jsonl, text or markdown (WARC output "
+    "is an archive, not a corpus: it keeps every page)")
 
 # What --dedup may do with each output format (see docs/duplicates.md).
 DEDUP_MODES = {

@@ -10,6 +10,8 @@ from typing import Any
 from warcdeboil.warc.names import escape_name
 from warcdeboil.warc.tally import Tally
 
+from .options import Options
+
 
 @dataclass
 class FitStats:
@@ -47,6 +49,16 @@ class RunSummary:
     resumed: int = 0  # inputs whose output was already complete (--resume)
     dedup: dict[str, int] | None = None  # what the duplicate stage found (None: it did not run)
     url_rules: dict[str, Any] | None = None  # --url-rules: where they went, sites and rules
+    quality_filters: tuple[str, ...] | None = None  # --quality-filters: the filters computed
+    excluded: str | None = None  # --excluded: where the pages left out are listed
+
+    def asked(self, options: Options) -> RunSummary:
+        """The summary, told what the options ask for that it reports (the quality
+        filters)."""
+        if options.quality is not None:
+            self.quality_filters = options.quality.names
+            self.excluded = options.quality.excluded
+        return self
 
     @property
     def scan(self) -> Tally:
@@ -92,6 +104,22 @@ class RunSummary:
             "revisits": applied.revisits_written,
         }
 
+    def quality(self) -> dict[str, Any] | None:
+        """What --quality-filters found (None without it): the pages flagged and those left
+        out (--drop-flagged), in all and per ``FILTER:REASON`` (a page flagged for two reasons
+        counts under both)."""
+        if self.quality_filters is None:
+            return None
+        applied = self.apply
+        return {
+            "filters": list(self.quality_filters),
+            "pages_flagged": applied.pages_flagged,
+            "flags": dict(sorted(applied.quality_flags.items())),
+            "pages_dropped": applied.pages_dropped_quality,
+            "dropped": dict(sorted(applied.quality_dropped.items())),
+            "excluded": self.excluded,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         files = self.files
         total = total_tally(files)
@@ -118,6 +146,7 @@ class RunSummary:
             "template_slots": self.fit.template_slots,
             "duplicates": self.duplicates(),
             "url_rules": self.url_rules,
+            "quality": self.quality(),
             "problems": dict(sorted(total.problems.items())),
             "files": [t.to_dict() for t in files],
             "outputs": self.outputs,
