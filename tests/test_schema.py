@@ -52,10 +52,13 @@ def test_jsonl_lines_follow_the_schema(tmp_path: Path, args: dict, extra: list[s
 
 
 def test_every_optional_field_follows_the_schema(tmp_path: Path) -> None:
+    from warcdeboil.corpus import FILTERS
+    from warcdeboil.corpus.settings import QualitySettings
     from warcdeboil.lm.scoring import LmSettings
 
     options = Options(workers=1, format=OutputFormat.MARKDOWN, url_rules=str(tmp_path / "r.json"),
-                      lm=LmSettings("auto", True, None, None, True))
+                      lm=LmSettings("auto", True, None, None, True),
+                      quality=QualitySettings(tuple(FILTERS)))
     clean([FIXTURES / "crawl"], tmp_path / "out", options)
     _check(_lines(tmp_path / "out"), [f.name for f in FIELDS])
 

@@ -39,6 +39,7 @@ from warcdeboil.warc.names import escape_name
 from warcdeboil.warc.reader import WarcRecord
 
 if TYPE_CHECKING:
+    from .corpus import QualityFilters
     from .lm import LanguageModel
 
 __all__ = ["OMITTED_FIELDS", "CleanPage", "Deboiler"]
@@ -95,6 +96,9 @@ class CleanPage:
     date: str | None = None
     charset: str | None = None
     truncated: bool | None = None
+    # With the Deboiler's quality filters: FILTER:REASON of each that would drop the page, as
+    # JSONL's quality_flags (--quality-filters); None without them.
+    quality_flags: list[str] | None = None
 
 
 class Deboiler:
@@ -103,9 +107,11 @@ class Deboiler:
     def __init__(
         self, *, site_key: SiteKeyMode = SiteKeyMode.HOST, params: FitParams | None = None,
         mode: Mode = Mode.TEMPLATE, language_model: LanguageModel | None = None,
+        quality_filters: QualityFilters | None = None,
     ) -> None:
         self.mode = Mode(mode)
         self.language_model = language_model  # scores each page's text (``perplexity``)
+        self.quality_filters = quality_filters  # flags each page's text (``quality_flags``)
         self.site_key = SiteKeyMode(site_key)
         self.params = params or FitParams()
         self.profiles_: dict[str, SiteProfile] = {}
@@ -160,6 +166,9 @@ class Deboiler:
                     record_id=entry.record_id, warc_file=name, offset=entry.offset,
                     length=entry.length, date=entry.date, charset=entry.charset,
                     truncated=bool(entry.truncated), html_bytes_before=entry.html_bytes_before)
+            if self.quality_filters is not None:  # on the text and language JSONL gives
+                extra["quality_flags"] = self.quality_filters.flags(
+                    cleaned.text, extra["language"] or "")
             yield CleanPage(
                 url, site, page.title, cleaned.text, document, cleaned.removed, cleaned.slots,
                 **extra,
