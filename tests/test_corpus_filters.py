@@ -510,3 +510,40 @@ def test_the_fixture_crawl_pages_are_flagged_as_short_pages(tmp_path: Path) -> N
         "gopher_quality:few_words", "gopher_quality:stop_words", "gopher_repetition:top_3_gram",
         "gopher_repetition:top_4_gram", "c4_quality:few_sentences",
         "fineweb_quality:short_line_ratio"]
+
+
+def _han_with_phrases(sentences: int = 40, seed: int = 3) -> str:
+    """Sentences of Han characters, each with a phrase of 5 characters of its own and the
+    phrase of the sentence before: each 5-character phrase occurs twice, no 10-character
+    stretch does."""
+    rng = random.Random(seed)
+
+    def han(count: int) -> str:
+        return "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(count))
+
+    phrases = [han(5) for _ in range(sentences)]
+    return "\n".join(han(10) + phrases[k] + han(10) + (phrases[k - 1] if k else "") + "。"
+                     for k in range(sentences))
+
+
+def test_unspaced_ngrams_are_of_about_two_characters_a_word() -> None:
+    """A phrase of 5 characters is 2 or 3 words of Chinese: Gopher's 5-gram rule is not for
+    it. Counted a character a word (unspaced_chars_per_word = 1), phrases met twice flag the
+    page; at 1.9 characters a word (the default) the 5-gram rule reads 10 characters and
+    keeps it."""
+    text = _han_with_phrases()
+    kept = QualityFilters(names=("gopher_repetition",))
+    assert kept.flags(text, "zh") == []
+    by_character = config_from_mapping({"gopher_repetition": {"unspaced_chars_per_word": 1}})
+    flags = QualityFilters(by_character, names=("gopher_repetition",)).flags(text, "zh")
+    assert "gopher_repetition:dup_5_gram" in flags
+
+
+def test_spaced_pages_do_not_depend_on_unspaced_chars_per_word() -> None:
+    repeated = "\n".join(f"{prose(12, seed)} the same closing words of every line here."
+                         for seed in range(30))
+    for text in (prose(400), repeated):
+        flags = [QualityFilters(config_from_mapping({"gopher_repetition": {
+            "unspaced_chars_per_word": value}})).flags(text, "en") for value in (1, 1.9, 3)]
+        assert flags[0] == flags[1] == flags[2]
+    assert any(f.startswith("gopher_repetition:dup_") for f in QualityFilters().flags(repeated))

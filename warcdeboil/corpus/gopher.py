@@ -118,6 +118,12 @@ class GopherRepetition:
     Those repeats are taken from the left, each that does not overlap the one taken before;
     with ``dup_ngrams_union``, every word inside any of them counts instead (the paper allows
     both readings). A page without text is flagged ``empty``.
+
+    In Chinese, Japanese and Thai a word is a character (:mod:`.words`), and an n-gram of n
+    characters spans fewer words than the n the rules are written for: the n-grams are then of
+    ``unspaced_chars_per_word`` units a word, rounded (1.9: the rules' 5 words are 10 characters),
+    on a page of mixed scripts in proportion to its words proper of those scripts. 1 counts a
+    character as a word.
     """
 
     max_dup_line_frac: float = 0.30
@@ -134,6 +140,10 @@ class GopherRepetition:
     max_dup_9_gram: float = 0.11
     max_dup_10_gram: float = 0.10
     dup_ngrams_union: bool = False
+    # Characters a word of Chinese and Japanese: 1.88 on the Japanese pages of ../shared/eval as
+    # datatrove's Japanese tokenizer (spaCy with Sudachi) splits them (1,982 characters in 1,053
+    # words); Chinese words (jieba's) are about as long.
+    unspaced_chars_per_word: float = 1.9
 
     def top(self) -> dict[int, float]:
         return {2: self.max_top_2_gram, 3: self.max_top_3_gram, 4: self.max_top_4_gram}
@@ -174,14 +184,27 @@ def _repeats(items: list[str]) -> tuple[int, int]:
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 
 
+def _units(page: PageText, rules: GopherRepetition) -> dict[int, int]:
+    """Each n of the rules -> the n-grams' length in words as the page counts them: n, or more
+    on a page whose words proper are characters of a script written without spaces."""
+    _, proper, spaced, _ = page.counts
+    share = (proper - spaced) / proper if proper else 0.0
+    scale = 1 + (rules.unspaced_chars_per_word - 1) * share
+    # int(x + 0.5): units grow by at least one when n does (round() ties to even).
+    return {n: max(n, int(n * scale + 0.5)) for n in range(2, 11)}
+
+
 def _ngram_reasons(page: PageText, rules: GopherRepetition) -> list[str]:
     """The n-gram rules, on the words' ids. Most pages are far from every threshold: each rule
-    first bounds its figure from cheap counts, and counts exactly only when the bound passes."""
+    first bounds its figure from cheap counts, and counts exactly only when the bound passes.
+    ``m`` is an n-gram's length in words as counted (:func:`_units`), ``n`` the rule's."""
     size, chars = page.word_count, page.chars
     if size < 2 or chars == 0:
         return []
     reasons = []
-    top, dup = rules.top(), rules.dup()
+    units = _units(page, rules)
+    top = {units[n]: (n, limit) for n, limit in rules.top().items()}
+    dup = {units[n]: (n, limit) for n, limit in rules.dup().items()}
     ids, lengths = page.word_ids, page.word_lengths
     ends = np.zeros(size + 1, np.int64)
     np.cumsum(lengths, out=ends[1:])
@@ -189,36 +212,41 @@ def _ngram_reasons(page: PageText, rules: GopherRepetition) -> list[str]:
     dup_left = sorted(dup)
     most = size  # how often the most frequent n-gram occurs, at most
     with np.errstate(over="ignore"):
-        for n in range(2, min(max([*top, *dup]), size) + 1):
-            keys = keys[:-1] * _MULTIPLIER + ids[n - 1:]
-            words_chars = ends[n:] - ends[:-n]  # each n-gram's words' characters
+        for m in range(2, min(max([*top, *dup]), size) + 1):
+            keys = keys[:-1] * _MULTIPLIER + ids[m - 1:]
+            words_chars = ends[m:] - ends[:-m]  # each n-gram's words' characters
             longest = int(words_chars.max())
-            # No n-gram occurs more often than the most frequent shorter one: count only when
-            # that many of the longest n-gram would pass the threshold.
-            if n in top and most * (longest + n - 1) / chars > top[n]:
-                most, covered = _top_chars(keys, words_chars + (n - 1), top[n] * chars)
-                if covered / chars > top[n]:
-                    reasons.append(f"top_{n}_gram")
-            if n in dup_left:
+            if m in top:
+                # No n-gram occurs more often than the most frequent shorter one: count only
+                # when that many of the longest n-gram would pass the threshold. The spaces
+                # written between its n words count too.
+                n, limit = top[m]
+                if most * (longest + n - 1) / chars > limit:
+                    most, covered = _top_chars(keys, words_chars + (n - 1), limit * chars)
+                    if covered / chars > limit:
+                        reasons.append(f"top_{n}_gram")
+            if m in dup_left:
                 # Characters of the words (not the spaces) of the n-grams that repeat an
                 # earlier one, at most: so many repeats, each as long as the longest n-gram.
                 ranked = np.sort(keys)
                 repeats = int(np.count_nonzero(ranked[1:] == ranked[:-1]))
                 bound = repeats * longest
-                if bound / chars > min(dup[m] for m in dup_left):
+                lowest = min(dup[k][1] for k in dup_left)
+                if bound / chars > lowest:
                     at = _repeats_at(keys)
-                    bound = int(lengths[_covered(at, n, size)].sum())
-                # What repeats at n + 1 words repeats at n: no later n counts more characters
-                # than the words covered now, so once those are under every threshold left,
-                # stop.
-                if bound / chars <= min(dup[m] for m in dup_left):
+                    bound = int(lengths[_covered(at, m, size)].sum())
+                # What repeats at m + 1 words repeats at m: no longer n-gram counts more
+                # characters than the words covered now, so once those are under every
+                # threshold left, stop.
+                if bound / chars <= lowest:
                     dup_left = []
                 else:
-                    counted = bound if rules.dup_ngrams_union else _left_to_right(at, n, ends)
-                    if counted / chars > dup[n]:
+                    n, limit = dup[m]
+                    counted = bound if rules.dup_ngrams_union else _left_to_right(at, m, ends)
+                    if counted / chars > limit:
                         reasons.append(f"dup_{n}_gram")
-                    dup_left.remove(n)
-            if not dup_left and n >= max(top, default=0):
+                    dup_left.remove(m)
+            if not dup_left and m >= max(top, default=0):
                 break
     return reasons
 

@@ -10,8 +10,6 @@ and blank lines do not change any figure.
 from __future__ import annotations
 
 from functools import cached_property
-from itertools import chain
-from operator import itemgetter
 
 import numpy as np
 
@@ -28,7 +26,6 @@ from .words import (
 
 __all__ = ["PageText"]
 
-_CODES = itemgetter(1)
 _FLAGS = np.uint64((1 << FLAG_BITS) - 1)
 
 
@@ -74,12 +71,12 @@ class PageText:
     def words(self) -> list[str]:
         """Every word, marks standing alone included (:mod:`.words`); the filters read
         :attr:`codes`."""
-        return list(chain.from_iterable(map(itemgetter(0), self._cache.chunks(self.text))))
+        return self._cache.words(self.text)
 
     @cached_property
     def codes(self) -> np.ndarray:
         """Each word's code (:func:`.words.word_code`): one pass in C over the pieces."""
-        return np.frombuffer(b"".join(map(_CODES, self._cache.chunks(self.text))), np.uint64)
+        return np.frombuffer(self._cache.codes(self.text), np.uint64)
 
     @property
     def word_count(self) -> int:
@@ -115,4 +112,4 @@ class PageText:
 
     def line_words(self, line: str) -> list[str]:
         """The words of one line (of any text)."""
-        return list(chain.from_iterable(map(itemgetter(0), self._cache.chunks(line))))
+        return self._cache.words(line)
