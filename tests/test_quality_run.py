@@ -275,3 +275,25 @@ def test_the_api_flags_pages_as_a_run_does(crawl: Path, tmp_path: Path) -> None:
     pages = deboiler.fit_transform(records)
     assert {page.url: page.quality_flags for page in pages} == written
     assert Deboiler().fit_transform(records)[0].quality_flags is None
+
+
+def test_the_filters_judge_the_text_after_the_language_model(crawl: Path, tmp_path: Path) -> None:
+    """With --lm's line and page filters, the flags are those of the text written (lines
+    above --max-line-perplexity gone), and pages the page filter drops are not judged."""
+    from warcdeboil.lm import LanguageModel
+    from warcdeboil.lm.scoring import LmSettings
+
+    clean([crawl], tmp_path / "plain", Options(workers=1, format=OutputFormat.JSONL))
+    texts = [p["text"] for p in _jsonl(tmp_path / "plain")]
+    model = tmp_path / "model.npz"
+    LanguageModel.train(texts[::2]).save(model)
+    options = Options(workers=1, format=OutputFormat.JSONL, quality=ALL,
+                      lm=LmSettings(str(model), max_line=300.0, max_page=200.0))
+    summary = clean([crawl], tmp_path / "out", options).to_dict()
+    pages = _jsonl(tmp_path / "out")
+    assert summary["lines_dropped_perplexity"] > 0 and summary["pages_dropped_perplexity"] > 0
+    filters = QualityFilters()
+    for page in pages:
+        assert page["quality_flags"] == filters.flags(page["text"], page["language"] or "")
+    assert summary["quality"]["pages_flagged"] == sum(bool(p["quality_flags"]) for p in pages)
+    assert summary["pages"] == len(pages) + summary["pages_dropped_perplexity"]
