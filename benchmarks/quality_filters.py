@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import multiprocessing
 import os
 import platform
 import resource
@@ -46,6 +47,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -282,6 +284,84 @@ def pct(x: float) -> str:
     return f"{x:.3f}"
 
 
+@dataclass
+class Measured:
+    """What one dataset gives the report (made in a worker process with ``--jobs``)."""
+
+    runs: tuple[list[Page], float]
+    cpu_row: str
+    tables: dict[str, list[str]]
+    disagreements: list[str]
+    variant_rows: list[str]
+    unloaded: set[str]
+
+
+def measure_dataset(archive: Path, repeat: int, tmp: str) -> Measured:
+    """Every filter of one dataset, its gold and its JSONL texts, with their variants."""
+    reference = datatrove_filters()
+    by_language_filters: dict[tuple[str, str], Any] = {}
+    tables: dict[str, list[str]] = {name: [] for name in FILTERS}
+    disagreements: list[str] = []
+    variant_rows: list[str] = []
+    unloaded: set[str] = set()
+    dataset = archive.name.replace(".warc.gz", "")
+    print(f"{dataset}: content run", file=sys.stderr, flush=True)
+    jsonl, run_cpu = content_run(archive, Path(tmp) / dataset, repeat)
+    texts = {"gold": gold_pages(archive), "jsonl": jsonl}
+    first, second = four_together(jsonl, repeat)
+    cpu_row = (f"| {dataset} | {len(jsonl)} | {run_cpu * 1e3:.2f} | "
+               f"{first * 1e6:.0f} ({first / run_cpu:.1%}) | "
+               f"{second * 1e6:.0f} ({second / run_cpu:.1%}) |")
+    for source, pages in texts.items():
+        spaced = [p.language not in UNSPACED_LANGUAGES for p in pages]
+        for name in FILTERS:
+            print(f"{dataset} {source} {name}", file=sys.stderr, flush=True)
+            english = run_datatrove(reference[name], pages)
+            theirs, missing = run_datatrove_by_language(name, pages, english,
+                                                        by_language_filters)
+            unloaded.update(missing)
+            ours = run_ours(name, pages)
+            agree, f1, _ = agreement(ours.dropped(), theirs.dropped())
+            agree_spaced, _, counted = agreement(ours.dropped(), theirs.dropped(), spaced)
+            met = "" if agree >= TARGET_AGREEMENT and f1 >= TARGET_F1 else " ✗"
+            tables[name].append(
+                f"| {dataset} | {source} | {len(pages)} | {sum(theirs.dropped())} | "
+                f"{sum(ours.dropped())} | {pct(agree)} | {f1:.2f}{met} | "
+                f"{pct(agree_spaced)} ({counted}) | "
+                f"{theirs.cpu / len(pages) * 1e6:.0f} | "
+                f"{ours.cpu / len(pages) * 1e6:.0f} |")
+            for page, t, o in zip(pages, theirs.reasons, ours.reasons, strict=True):
+                if (t is None) != (o is None):
+                    disagreements.append(
+                        f"| {name} | {dataset} {source} | {page.language or '-'} | "
+                        f"{page.url} | {', '.join(t or ['keep'])} | "
+                        f"{', '.join(o or ['keep'])} |")
+            for label, settings in VARIANTS.get(name, []):
+                variant = run_ours(name, pages, settings)
+                v_agree, v_f1, _ = agreement(variant.dropped(), theirs.dropped())
+                variant_rows.append(
+                    f"| {name} | {label} | {dataset} {source} | {pct(agree)} / {f1:.2f} "
+                    f"| {pct(v_agree)} / {v_f1:.2f} |")
+            v_agree, v_f1, _ = agreement(ours.dropped(), english.dropped())
+            variant_rows.append(
+                f"| {name} | datatrove with English for every page (its default) | "
+                f"{dataset} {source} | {pct(agree)} / {f1:.2f} "
+                f"| {pct(v_agree)} / {v_f1:.2f} |")
+            for label, transform in REFERENCE_VARIANTS.get(name, []):
+                other = run_datatrove(reference[name], [
+                    Page(p.url, transform(p.text), p.language) for p in pages])
+                other, _ = run_datatrove_by_language(
+                    name, [Page(p.url, transform(p.text), p.language) for p in pages],
+                    other, by_language_filters)
+                v_agree, v_f1, _ = agreement(ours.dropped(), other.dropped())
+                variant_rows.append(
+                    f"| {name} | {label} | {dataset} {source} | {pct(agree)} / {f1:.2f} "
+                    f"| {pct(v_agree)} / {v_f1:.2f} |")
+
+    return Measured((jsonl, run_cpu), cpu_row, tables, disagreements, variant_rows,
+                    unloaded)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("archives", nargs="*", type=Path,
@@ -289,77 +369,37 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3,
                         help="rounds of each CPU measure; the least is kept (default 3)")
     parser.add_argument("--out", type=Path, help="write the Markdown report here too")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="datasets measured at once, each in a process of its own")
     args = parser.parse_args()
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from peers import recorded_command
 
-    reference = datatrove_filters()
+    datatrove_filters()  # that datatrove is there, before any dataset is measured
     lines: list[str] = []
     say = lines.append
     disagreements: list[str] = []
     variant_rows: list[str] = []
     cpu_rows: list[str] = []
     tables: dict[str, list[str]] = {name: [] for name in FILTERS}
-    by_language_filters: dict[tuple[str, str], Any] = {}
     runs: list[tuple[list[Page], float]] = []
     unloaded: set[str] = set()  # languages datatrove could not split here: English for them
     with tempfile.TemporaryDirectory() as tmp:
-        for archive in args.archives:
-            dataset = archive.name.replace(".warc.gz", "")
-            print(f"{dataset}: content run", file=sys.stderr, flush=True)
-            jsonl, run_cpu = content_run(archive, Path(tmp) / dataset, args.repeat)
-            runs.append((jsonl, run_cpu))
-            texts = {"gold": gold_pages(archive), "jsonl": jsonl}
-            first, second = four_together(jsonl, args.repeat)
-            cpu_rows.append(f"| {dataset} | {len(jsonl)} | {run_cpu * 1e3:.2f} | "
-                            f"{first * 1e6:.0f} ({first / run_cpu:.1%}) | "
-                            f"{second * 1e6:.0f} ({second / run_cpu:.1%}) |")
-            for source, pages in texts.items():
-                spaced = [p.language not in UNSPACED_LANGUAGES for p in pages]
-                for name in FILTERS:
-                    print(f"{dataset} {source} {name}", file=sys.stderr, flush=True)
-                    english = run_datatrove(reference[name], pages)
-                    theirs, missing = run_datatrove_by_language(name, pages, english,
-                                                                by_language_filters)
-                    unloaded.update(missing)
-                    ours = run_ours(name, pages)
-                    agree, f1, _ = agreement(ours.dropped(), theirs.dropped())
-                    agree_spaced, _, counted = agreement(ours.dropped(), theirs.dropped(), spaced)
-                    met = "" if agree >= TARGET_AGREEMENT and f1 >= TARGET_F1 else " ✗"
-                    tables[name].append(
-                        f"| {dataset} | {source} | {len(pages)} | {sum(theirs.dropped())} | "
-                        f"{sum(ours.dropped())} | {pct(agree)} | {f1:.2f}{met} | "
-                        f"{pct(agree_spaced)} ({counted}) | "
-                        f"{theirs.cpu / len(pages) * 1e6:.0f} | "
-                        f"{ours.cpu / len(pages) * 1e6:.0f} |")
-                    for page, t, o in zip(pages, theirs.reasons, ours.reasons, strict=True):
-                        if (t is None) != (o is None):
-                            disagreements.append(
-                                f"| {name} | {dataset} {source} | {page.language or '-'} | "
-                                f"{page.url} | {', '.join(t or ['keep'])} | "
-                                f"{', '.join(o or ['keep'])} |")
-                    for label, settings in VARIANTS.get(name, []):
-                        variant = run_ours(name, pages, settings)
-                        v_agree, v_f1, _ = agreement(variant.dropped(), theirs.dropped())
-                        variant_rows.append(
-                            f"| {name} | {label} | {dataset} {source} | {pct(agree)} / {f1:.2f} "
-                            f"| {pct(v_agree)} / {v_f1:.2f} |")
-                    v_agree, v_f1, _ = agreement(ours.dropped(), english.dropped())
-                    variant_rows.append(
-                        f"| {name} | datatrove with English for every page (its default) | "
-                        f"{dataset} {source} | {pct(agree)} / {f1:.2f} "
-                        f"| {pct(v_agree)} / {v_f1:.2f} |")
-                    for label, transform in REFERENCE_VARIANTS.get(name, []):
-                        other = run_datatrove(reference[name], [
-                            Page(p.url, transform(p.text), p.language) for p in pages])
-                        other, _ = run_datatrove_by_language(
-                            name, [Page(p.url, transform(p.text), p.language) for p in pages],
-                            other, by_language_filters)
-                        v_agree, v_f1, _ = agreement(ours.dropped(), other.dropped())
-                        variant_rows.append(
-                            f"| {name} | {label} | {dataset} {source} | {pct(agree)} / {f1:.2f} "
-                            f"| {pct(v_agree)} / {v_f1:.2f} |")
+        measure = partial(measure_dataset, repeat=args.repeat, tmp=tmp)
+        if args.jobs > 1:
+            with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+                measured = pool.map(measure, args.archives, chunksize=1)
+        else:
+            measured = list(map(measure, args.archives))
+    for done in measured:
+        runs.append(done.runs)
+        cpu_rows.append(done.cpu_row)
+        for name in FILTERS:
+            tables[name].extend(done.tables[name])
+        disagreements.extend(done.disagreements)
+        variant_rows.extend(done.variant_rows)
+        unloaded.update(done.unloaded)
 
     import spacy
 
