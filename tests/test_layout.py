@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("warcdeboil.dedup",),
     ("warcdeboil.urlrules",),
     ("warcdeboil.lm",),
+    ("warcdeboil.corpus",),
     ("warcdeboil.output",),
     ("warcdeboil.run",),
     ("warcdeboil.report", "warcdeboil.evaluate"),

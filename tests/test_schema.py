@@ -55,12 +55,14 @@ def test_jsonl_lines_follow_the_schema(tmp_path: Path, args: dict, extra: list[s
 def test_every_optional_field_follows_the_schema(tmp_path: Path, noise: bool) -> None:
     """Every field, with the run's own models or (for ``line_noise``) a model with its noise
     calibration."""
+    from warcdeboil.corpus import FILTERS
+    from warcdeboil.corpus.settings import QualitySettings
     from warcdeboil.lm.scoring import LmSettings
 
     model = str(calibrated_model(tmp_path / "made-up.lm")) if noise else "auto"
     options = Options(workers=1, format=OutputFormat.MARKDOWN, url_rules=str(tmp_path / "r.json"),
                       lm=LmSettings(model, True, None, None, True, line_noise=noise),
-                      redact_pii=True)
+                      redact_pii=True, quality=QualitySettings(tuple(FILTERS)))
     clean([FIXTURES / "crawl"], tmp_path / "out", options)
     names = [f.name for f in FIELDS]
     _check(_lines(tmp_path / "out"), names if noise else [n for n in names if n != "line_noise"])

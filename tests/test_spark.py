@@ -595,3 +595,37 @@ def test_a_given_identification_model_decides_as_in_the_local_run(
         [wet] = outputs_of(distributed)
         assert [r.get("WARC-Identified-Content-Language") for r in iter_records(wet)
                 if r.rec_type == "conversion"] == ["tlh"] * 3
+
+
+@pytest.mark.parametrize("fmt", [OutputFormat.JSONL, OutputFormat.TEXT], ids=lambda f: f.value)
+def test_quality_flags_drops_and_excluded_pages_as_the_local_run(
+        spark, tmp_path: Path, fmt: OutputFormat) -> None:
+    """--quality-filters all --drop-flagged --excluded: the same outputs, summary counts per
+    flag, and excluded file, byte for byte; and without --drop-flagged, the same flags."""
+    from test_quality_run import quality_crawl
+
+    from warcdeboil.corpus.settings import QualitySettings
+
+    crawl = quality_crawl(tmp_path / "crawl", files=3, pages=6)
+    names = ("gopher_quality", "gopher_repetition", "c4_quality", "fineweb_quality")
+    for drop in (False, True):
+        listed = {side: tmp_path / f"{side}-{drop}.jsonl" for side in ("local", "spark")}
+        runs = tmp_path / f"drop-{drop}"
+        for side in ("local", "spark"):
+            options = Options(workers=2, format=fmt, quality=QualitySettings(
+                names, drop=drop, excluded=str(listed[side]) if drop else None))
+            if side == "local":
+                expected = clean([crawl], runs / side, options)
+            else:
+                summary = run_spark([str(crawl)], str(runs / side), options, session=spark)
+        counted = [_counts(summary), _counts(expected)]
+        for data in counted:  # each names its own excluded file
+            data["quality"].pop("excluded")
+        assert counted[0] == counted[1]
+        quality = summary.to_dict()["quality"]
+        assert quality["pages_flagged"] > 0
+        assert quality["pages_dropped"] == (quality["pages_flagged"] if drop else 0)
+        _assert_same_outputs(runs / "local", runs / "spark")
+        if drop:
+            assert listed["spark"].read_bytes() == listed["local"].read_bytes()
+            assert len(listed["local"].read_bytes().splitlines()) == quality["pages_dropped"]

@@ -40,6 +40,7 @@ from warcdeboil.warc.names import escape_name
 from warcdeboil.warc.reader import WarcRecord
 
 if TYPE_CHECKING:
+    from .corpus import QualityFilters
     from .lm import LanguageModel
 
 __all__ = ["OMITTED_FIELDS", "CleanPage", "Deboiler"]
@@ -100,6 +101,9 @@ class CleanPage:
     truncated: bool | None = None
     pii_redacted: dict[str, int] | None = None  # Deboiler(redact_pii=True): as in JSONL
     charset_source: str | None = None
+    # With the Deboiler's quality filters: FILTER:REASON of each that would drop the page, as
+    # JSONL's quality_flags (--quality-filters); None without them.
+    quality_flags: list[str] | None = None
 
 
 class Deboiler:
@@ -109,10 +113,12 @@ class Deboiler:
         self, *, site_key: SiteKeyMode = SiteKeyMode.HOST, params: FitParams | None = None,
         mode: Mode = Mode.TEMPLATE, language_model: LanguageModel | None = None,
         redact_pii: bool = False, language_id_model: str = "",
+        quality_filters: QualityFilters | None = None,
     ) -> None:
         self.mode = Mode(mode)
         self.language_model = language_model  # scores each page's text (``perplexity``)
         self.redact_pii = redact_pii  # addresses in the text replaced, as --redact-pii does
+        self.quality_filters = quality_filters  # flags each page's text (``quality_flags``)
         # A fastText identification model file for ``language`` (the CLI's --language-model);
         # "": lid.176's small model. A missing or bad file raises ConfigError here.
         self.language_id_model = str(language_id_model) if language_id_model else ""
@@ -174,6 +180,7 @@ class Deboiler:
             document = clean_document(markup, page, profile) if html else None
             score = scorer.score(cleaned, content) if scorer is not None else None
             guess = counts = None
+            judged = cleaned.text  # the quality filters judge the text before redaction
             if redactor is not None:  # after scoring, as the file pipeline does
                 from warcdeboil.output.pii import redact_cleaning
                 from warcdeboil.page.language import identify
@@ -196,6 +203,9 @@ class Deboiler:
                     length=entry.length, date=entry.date, charset=entry.charset,
                     truncated=bool(entry.truncated), html_bytes_before=entry.html_bytes_before,
                     charset_source=entry.charset_source)
+            if self.quality_filters is not None:  # on the text and language JSONL gives
+                extra["quality_flags"] = self.quality_filters.flags(
+                    judged, extra["language"] or "")
             yield CleanPage(
                 url, site, page.title, cleaned.text, document, cleaned.removed, cleaned.slots,
                 **extra,

@@ -17,7 +17,9 @@ from .console import ProgressBars, fail, finish, report_written, setup_logging
 from .options import (
     Compress,
     DedupOption,
+    DropFlagged,
     Engine,
+    ExcludedOption,
     Format,
     JsonSummary,
     KeepBuckets,
@@ -37,6 +39,8 @@ from .options import (
     ModeOption,
     OnError,
     PerplexityBuckets,
+    QualityConfigOption,
+    QualityFiltersOption,
     Quiet,
     RedactPii,
     ReportDir,
@@ -51,6 +55,7 @@ from .options import (
     check_pii,
     fail_fast,
     lm_settings,
+    quality_options,
 )
 
 
@@ -120,6 +125,10 @@ def clean(
     perplexity_buckets: PerplexityBuckets = False,
     keep_buckets: KeepBuckets = None,
     dedup: DedupOption = None,
+    quality_filters: QualityFiltersOption = None,
+    quality_config: QualityConfigOption = None,
+    drop_flagged: DropFlagged = False,
+    excluded: ExcludedOption = None,
     url_rules: Annotated[
         Path | None, typer.Option("--url-rules", help="Learn URL rules (irrelevant parameters "
                                   "and variants, per site) from the duplicate groups and write "
@@ -147,6 +156,7 @@ def clean(
     if url_rules is not None and dedup is DedupMode.OFF:
         raise typer.BadParameter("learns from the duplicate stage's groups: not with --dedup off",
                                  param_hint="--url-rules")
+    quality = quality_options(fmt, quality_filters, quality_config, drop_flagged, excluded)
     if engine is Engine.SPARK:
         _spark_ready(work_dir, keep_work_dir)
     elif is_remote(output):
@@ -171,7 +181,7 @@ def clean(
                             line_noise=line_noise, max_noise=max_line_noise),
             language_model=language_model, dedup=dedup,
             url_rules=str(url_rules) if url_rules is not None else None,
-            redact_pii=redact_pii,
+            redact_pii=redact_pii, quality=quality,
         )
         reporter = (_Reporter(report, quiet, options.worker_count) if report is not None
                     else None)

@@ -187,12 +187,28 @@ def print_summary(data: dict[str, Any], quiet: bool, pages: str = "cleaned pages
     if rules:
         lines.append(f"URL rules     {rules['rules']:>12,}   sites: {rules['sites']:,} "
                      f"(crawl-level: {rules['crawl_rules']:,}) → {rules['path']}")
+    lines.extend(quality_lines(data.get("quality")))
     problems = data.get("problems")
     if problems is not None:
         lines.append(f"problems      {sum(problems.values()):>12,}")
         lines.extend(f"  {count:>6,}  {reason}" for reason, count in sorted(problems.items()))
     for line in lines:
         typer.echo(line, err=True)
+
+
+def quality_lines(quality: dict[str, Any] | None) -> list[str]:
+    """The summary's lines of --quality-filters: pages flagged and dropped, per flag."""
+    if not quality:
+        return []
+    lines = [f"quality flags {quality['pages_flagged']:>12,}   pages flagged by "
+             f"{', '.join(quality['filters'])}"]
+    lines.extend(f"  {count:>6,}  {flag}" for flag, count in quality["flags"].items())
+    if quality["pages_dropped"] or quality["dropped"]:
+        where = f" → {quality['excluded']}" if quality.get("excluded") else ""
+        lines.append(f"quality drops {quality['pages_dropped']:>12,}   pages left out "
+                     f"(--drop-flagged){where}")
+        lines.extend(f"  {count:>6,}  {flag}" for flag, count in quality["dropped"].items())
+    return lines
 
 
 def tally_summary(inputs: int, tallies: list[Any]) -> dict[str, Any]:

@@ -129,6 +129,27 @@ MaxPagePerplexity = Annotated[
     typer.Option("--max-page-perplexity", min=0.0, help="Drop pages of higher perplexity "
                  "(after the line filter; text outputs)."),
 ]
+QualityFiltersOption = Annotated[
+    str | None,
+    typer.Option("--quality-filters", help="Compute quality filters on each page's text: all, "
+                 "or some of gopher_quality, gopher_repetition, c4_quality, fineweb_quality "
+                 "(comma-separated); JSONL gives quality_flags, the summary counts them (text "
+                 "outputs; both engines)."),
+]
+QualityConfigOption = Annotated[
+    Path | None,
+    typer.Option("--quality-config", help="The filters' parameters from a TOML file, one table "
+                 "a filter (see docs/quality.md); the rest keep their published values."),
+]
+DropFlagged = Annotated[
+    bool, typer.Option("--drop-flagged", help="Leave pages a quality filter flags out of the "
+                       "outputs, counted per filter and reason.")
+]
+ExcludedOption = Annotated[
+    Path | None,
+    typer.Option("--excluded", help="With --drop-flagged: list each page left out (url, "
+                 "record, offset, quality_flags) in this JSONL file (a local path)."),
+]
 DedupOption = Annotated[
     DedupMode | None,
     typer.Option("--dedup", help="Duplicate pages (exact and near, across sites): off; mark "
@@ -187,8 +208,8 @@ def check_mode(fmt: OutputFormat, mode: Mode | None) -> None:
     """Combinations of options that cannot work: a usage error (exit status 2)."""
     if fmt is OutputFormat.WARC and mode is Mode.CONTENT:
         raise typer.BadParameter(
-            "--mode content writes text: use --format jsonl, text or markdown (WARC output "
-            "keeps the HTML and removes the template only)", param_hint="--mode",
+            "--mode content writes text: use --format jsonl, parquet, text or markdown (WARC "
+            "output keeps the HTML and removes the template only)", param_hint="--mode",
         )
 
 
@@ -279,3 +300,30 @@ def lm_settings(
     return LmSettings(model, line_scores, max_line, max_page, buckets,
                       tuple(b for b in BUCKETS if b in kept) if kept is not None else None,
                       line_noise=line_noise, max_noise=max_noise)
+
+
+def quality_options(fmt: OutputFormat, names: str | None, config: Path | None, drop: bool,
+                    excluded: Path | None) -> Any:
+    """The run's quality filters (None without --quality-filters): an unknown filter, a config
+    file that cannot be read or holds an unknown key, a combination that cannot work, or WARC
+    output is a usage error of one line (exit status 2)."""
+    if names is None and config is None and not drop and excluded is None:
+        return None
+    from warcdeboil.corpus.settings import quality_settings
+    from warcdeboil.errors import ConfigError
+    from warcdeboil.run.excluded import check_excluded
+    from warcdeboil.run.options import QUALITY_NOT_WARC
+
+    if names is not None and fmt is OutputFormat.WARC:
+        raise typer.BadParameter(QUALITY_NOT_WARC.split(": ", 1)[1],
+                                 param_hint="--quality-filters")
+    try:
+        settings = quality_settings(names, str(config) if config is not None else None, drop,
+                                    str(excluded) if excluded is not None else None)
+        if excluded is not None:
+            check_excluded(str(excluded))
+    except ConfigError as exc:
+        hint = ("--quality-config" if config is not None and str(config) in str(exc)
+                else "--quality-filters")
+        raise typer.BadParameter(str(exc), param_hint=hint) from None
+    return settings

@@ -23,6 +23,8 @@ from .console import (
 from .options import (
     Compress,
     DedupOption,
+    DropFlagged,
+    ExcludedOption,
     Format,
     Inputs,
     JsonSummary,
@@ -36,6 +38,8 @@ from .options import (
     MaxPagePerplexity,
     MinOccurrence,
     ModeOption,
+    QualityConfigOption,
+    QualityFiltersOption,
     Quiet,
     RedactPii,
     ReportDir,
@@ -49,6 +53,7 @@ from .options import (
     check_mode,
     check_pii,
     lm_settings,
+    quality_options,
 )
 
 
@@ -127,6 +132,10 @@ def apply(
     max_page_perplexity: MaxPagePerplexity = None,
     dedup: DedupOption = None,
     redact_pii: RedactPii = False,
+    quality_filters: QualityFiltersOption = None,
+    quality_config: QualityConfigOption = None,
+    drop_flagged: DropFlagged = False,
+    excluded: ExcludedOption = None,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -143,6 +152,7 @@ def apply(
     check_mode(fmt, mode)
     check_dedup(fmt, dedup)
     check_pii(fmt, redact_pii)
+    quality = quality_options(fmt, quality_filters, quality_config, drop_flagged, excluded)
     try:
         options = build_options(
             format=fmt, mode=mode, compress=compress, workers=workers, max_iou=0.95,
@@ -151,14 +161,15 @@ def apply(
                             max_page_perplexity, run=False, line_noise=line_noise,
                             max_noise=max_line_noise),
             language_model=language_model, dedup=dedup, redact_pii=redact_pii,
+            quality=quality,
         )
         found = discover_inputs(inputs, exclude=local_output_dir(output))
         with ProgressBars(not quiet and sys.stderr.isatty()) as bars:
             if options.dedup_stage:
                 summary = clean(inputs, output, options, progress=bars, profiles_dir=profiles)
             else:
-                summary = RunSummary(inputs=len(found), fit=profile_stats(profiles),
-                                     redact_pii=options.redact_pii)
+                summary = RunSummary(inputs=len(found),
+                                     fit=profile_stats(profiles)).asked(options)
                 summary.apply_files = apply_profiles(found, output, profiles, options, bars)
         data = summary.to_dict()
         if report is not None:

@@ -23,9 +23,9 @@ from itertools import count, repeat
 import numpy as np
 import xxhash
 
-__all__ = ["BOUNDARY", "LINE", "UNK", "distinct_ids", "extend_keys", "folded", "folded_numbers",
-           "marks", "numbered_units", "split_units", "token_id", "token_ids", "unfolded_units",
-           "units"]
+__all__ = ["BOUNDARY", "LINE", "UNK", "UNSPACED", "distinct_ids", "extend_keys", "folded",
+           "folded_numbers", "marks", "numbered_units", "split_units", "token_id", "token_ids",
+           "unfolded_units", "units"]
 
 # Scripts written without spaces between words: one unit a character.
 _UNSPACED = ("\u0e00-\u0eff"      # Thai, Lao
@@ -34,6 +34,9 @@ _UNSPACED = ("\u0e00-\u0eff"      # Thai, Lao
              "\u3040-\u30ff"      # Hiragana, Katakana
              "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
              "\uff66-\uff9f")     # half-width Katakana
+# The same ranges as a character class's body, for other modules that count by script
+# (warcdeboil.corpus counts words as the model does).
+UNSPACED = _UNSPACED
 # Punctuation and symbols that stand alone: ASCII's, general punctuation, CJK and full-width ones.
 _MARKS = ("!-/:-@\\[-`{-~\u00a1-\u00bf\u00d7\u00f7\u2000-\u206f\u20a0-\u20cf\u2190-\u23ff"
           "\u2500-\u27bf\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65")

@@ -77,6 +77,8 @@ class JsonlSink(Sink):
         obj["charset_source"] = entry.charset_source
         if result.score is not None and result.score.noise is not None:
             obj["line_noise"] = result.score.noise  # --line-noise: beside line_perplexities
+        if result.quality_flags is not None:  # --quality-filters
+            obj["quality_flags"] = result.quality_flags
         self._write(obj)
 
     def _write(self, obj: dict[str, object]) -> None:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 __all__ = ["FIELDS", "SCHEMA_VERSION", "Field", "Type", "conforms", "describe"]
 
 # Raised when a field is added, removed, renamed or changes type (2: truncated; 3: pii_redacted,
-# charset_source, line_noise, charset as its WHATWG name, and language may be an ISO 639-3 code,
-# for languages without an ISO 639-1 one).
+# charset_source, line_noise, quality_flags, charset as its WHATWG name, and language may be an
+# ISO 639-3 code, for languages without an ISO 639-1 one).
 SCHEMA_VERSION = 3
 
 
@@ -205,4 +205,9 @@ FIELDS: tuple[Field, ...] = (
           "The noise score of each line of `text`, 0 to 1: how far the line lies outside what "
           "the language model's held-out lines of real text look like (null for a line "
           "without a word)."),
+    Field("quality_flags", list_of(string), "`--quality-filters`",
+          '["gopher_repetition:top_3_gram", "c4_quality:few_sentences"]',
+          "`FILTER:REASON` for every reason each filter chosen would drop the page, in the "
+          "order of the filters and their rules; empty when they all keep it (see "
+          "[quality filters](quality.md))."),
 )

@@ -1,8 +1,9 @@
 """Where pass 2 writes: a sink per output format takes every record of an input in order.
 
 :class:`Sink` is the interface (:mod:`.warc`, :mod:`.wet` and :mod:`.jsonl` implement it,
-:mod:`.scoring` puts the language model's filters in front of a text sink, and :mod:`.pii` the
-redaction of addresses); :class:`PageResult` is one cleaned page as a sink gets it."""
+:mod:`.scoring` puts the language model's filters in front of a text sink, :mod:`.quality` the
+quality filters, and :mod:`.pii` the redaction of addresses); :class:`PageResult` is one cleaned
+page as a sink gets it."""
 
 from __future__ import annotations
 
@@ -57,6 +58,8 @@ class PageResult:
     duplicate: Verdict | None = None  # with --dedup: the page's duplicate group, if any
     language: Guess | None = None  # the text's language, when identified already (lm.stage)
     pii: dict[str, int] | None = None  # with --redact-pii: the addresses redacted, by kind
+    # --quality-filters: FILTER:REASON of each filter that would drop the page (output.quality)
+    quality_flags: list[str] | None = None
 
 
 class Sink(ABC):

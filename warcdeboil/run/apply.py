@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -55,6 +56,7 @@ from .scan import no_records, read_page, record_problem, record_repairs, unaddre
 
 if TYPE_CHECKING:
     # Imported where used: a template-mode run (WARC output, no --lm, no URL rules) needs none.
+    from warcdeboil.corpus.settings import QualitySettings
     from warcdeboil.lm.scoring import LmSettings
     from warcdeboil.page.language import Guess
 
@@ -105,6 +107,8 @@ class ApplyJob:
     made_with: bytes | None = None  # the record of its options, written beside it (.madewith)
     redact_pii: bool = False  # --redact-pii: addresses replaced before the text sink sees them
     language_model: str = ""  # --language-model; "": lid.176's small model
+    quality: QualitySettings | None = None  # --quality-filters (text outputs)
+    excluded: str | None = None  # --excluded: where this input's pages left out are listed
 
     @property
     def structure(self) -> bool:
@@ -156,12 +160,19 @@ def _apply(
     try:
         output = Path(job.output)
         beside = (side_path(output), job.made_with) if job.made_with is not None else None
-        with AtomicFile(output, beside) as out:
+        with AtomicFile(output, beside) as out, _excluded_file(job) as excluded:
             sink = _make_sink(job, out, in_codec, source)
-            if job.redact_pii:  # the last step before the format: after the language model
+            # Wrapped inside out: the language model's filters, then the quality filters (on the
+            # text as written, before redaction, as FineWeb's pipeline orders them), then the
+            # redaction of addresses, then the format.
+            if job.redact_pii:
                 from warcdeboil.output.pii import RedactingSink
 
                 sink = RedactingSink(sink, tally, job.language_model)
+            if job.quality is not None:
+                from warcdeboil.output.quality import QualitySink  # only with --quality-filters
+
+                sink = QualitySink(sink, job.quality, tally, job.path, excluded)
             if scorer is not None:
                 stored = None
                 if job.scores_store is not None and not scorer.needs_lines:
@@ -178,6 +189,11 @@ def _apply(
         source.close()
         if store is not None:
             store.close()
+
+
+def _excluded_file(job: ApplyJob) -> AbstractContextManager[BinaryIO | None]:
+    """Where the job lists the pages it leaves out (--excluded), or nothing."""
+    return open(job.excluded, "wb") if job.excluded is not None else nullcontext()
 
 
 def _fill(
@@ -370,6 +386,8 @@ def _make_sink(job: ApplyJob, out: BinaryIO, in_codec: Codec, source: BinaryIO) 
     settings = job.settings + (job.lm.warcinfo_fields() if job.lm is not None else ())
     if job.redact_pii:
         settings += (("redact-pii", "yes"),)
+    if job.quality is not None:
+        settings += tuple(job.quality.record_values())
     names = (os.path.basename(job.path.rstrip("/")), os.path.basename(job.output), settings)
     if job.format is OutputFormat.WARC:
         links = LinkLog(Path(job.links)) if job.links else None

@@ -42,6 +42,7 @@ from warcdeboil.warc.tally import Tally
 from warcdeboil.warc.writer import remove_parts
 
 from .apply import ApplyJob, apply_file
+from .excluded import excluded_parts, gather_excluded, remove_excluded_parts
 from .madewith import (
     NO_SELECTION,
     RunRecord,
@@ -545,7 +546,7 @@ def apply_profiles(
             options.zstd_dictionary, NO_SELECTION if spans is None else selection_key(
                 (plan.rel.as_posix(), chosen) for plan, chosen in zip(planned, spans,
                                                                          strict=True)),
-            options.redact_pii, language_model=options.language_model)
+            options.redact_pii, language_model=options.language_model, quality=options.quality)
     check_writable(out_dir)
     jobs = []
     linked = []  # (output name, output, links base) of every output relink looks at
@@ -553,6 +554,9 @@ def apply_profiles(
         everything = [*planned,
                       *plan_outputs(done_before, out_dir, options.format, options.compress)]
         linked = _linked(everything, out_dir, links_dir)
+    # --excluded: each job lists its own pages left out, put together once all are written.
+    listed = options.quality.excluded if options.quality is not None else None
+    parts_dir, parts = excluded_parts(len(planned)) if listed is not None else (None, None)
     for i, plan in enumerate(planned):
         jobs.append(ApplyJob(
             str(plan.path), str(plan.output), options.format,
@@ -569,6 +573,7 @@ def apply_profiles(
             url_rules=str(url_rules) if url_rules is not None else None,
             language_model=options.language_model,
             made_with=record.side_bytes(plan.codec), redact_pii=options.redact_pii,
+            quality=options.quality, excluded=parts[i] if parts is not None else None,
         ))
 
     def done(_: Tally) -> None:
@@ -585,6 +590,9 @@ def apply_profiles(
         if linked:
             assert links_dir is not None
             relink(linked, links_dir / "relink.sqlite")
+        if listed is not None and parts is not None:
+            gather_excluded(listed, [part for part, tally in zip(parts, tallies, strict=True)
+                                     if tally.output])
         return tallies
     except BaseException as exc:
         # Workers that were ended had no chance to remove their partial outputs.
@@ -595,6 +603,9 @@ def apply_profiles(
             exc.finished = sum(Path(job.output).exists() for job in jobs)
             exc.outputs = len(jobs)
         raise
+    finally:
+        if parts_dir is not None:
+            remove_excluded_parts(parts_dir)
 
 
 def clean(
@@ -649,7 +660,7 @@ def clean(
     check_writable(out)
     paths = [p for p, _ in found]
     span_of = dict(zip(paths, spans, strict=True)) if spans is not None else None
-    summary = RunSummary(inputs=len(found), redact_pii=options.redact_pii)
+    summary = RunSummary(inputs=len(found)).asked(options)
     given = Path(profiles_dir) if profiles_dir is not None else None
     if given is not None:
         summary.fit = profile_stats(given)  # before any record is read: they are profiles

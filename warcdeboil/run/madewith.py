@@ -50,6 +50,7 @@ from .options import Options
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from warcdeboil.corpus.settings import QualitySettings
     from warcdeboil.lm.scoring import LmSettings
 
 __all__ = [
@@ -121,7 +122,7 @@ def made_with(
     fmt: OutputFormat, mode: Mode, site_key: SiteKeyMode, fit: FitParams | None,
     limits: PageLimits, dedup: DedupMode, url_rules: bool, lm: LmSettings | None,
     zstd_dictionary: bool, selection: str, redact_pii: bool = False,
-    language_model: str = "",
+    language_model: str = "", quality: QualitySettings | None = None,
 ) -> RunRecord:
     """The record of what a run's outputs are made with, from the values pass 2 uses: ``fit``
     None when pages are cleaned without profiles, ``dedup`` what is done with the duplicate
@@ -144,6 +145,8 @@ def made_with(
         ("dedup", dedup.value), ("url-rules", "yes" if canonical else "no"),
         *_lm_values(lm),
         ("select-index", selection),
+        # Only with --quality-filters: the records of other runs stay as they were.
+        *(quality.record_values() if quality is not None else ()),
     ]
     if redact_pii:
         values.append(("redact-pii", "yes"))
@@ -159,7 +162,7 @@ def wanted(options: Options, selection: str = NO_SELECTION) -> RunRecord:
                      options.limits, dedup,
                      options.url_rules is not None and dedup is not DedupMode.OFF,
                      options.lm, options.zstd_dictionary, selection, options.redact_pii,
-                     options.language_model)
+                     options.language_model, options.quality)
 
 
 def _lm_values(lm: LmSettings | None) -> list[tuple[str, str]]:

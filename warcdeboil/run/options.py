@@ -18,6 +18,7 @@ from warcdeboil.site.sitekey import SiteKeyMode
 from warcdeboil.warc.compression import Codec
 
 if TYPE_CHECKING:
+    from warcdeboil.corpus.settings import QualitySettings  # only with --quality-filters
     from warcdeboil.lm.scoring import LmSettings  # the perplexity filter: only with --lm
 
 
@@ -54,6 +55,7 @@ class Options:
     url_rules: str | None = None  # --url-rules: learn URL rules from the groups, write them here
     redact_pii: bool = False  # --redact-pii: addresses in the text outputs replaced, counted
     language_model: str = ""  # --language-model: a fastText identification model; "": lid.176
+    quality: QualitySettings | None = None  # --quality-filters: flags, and what is dropped
 
     def __post_init__(self) -> None:
         if self.lm is not None and self.lm.language_model != self.language_model:
@@ -72,7 +74,7 @@ class Options:
             )
         if self.format is OutputFormat.WARC and self.mode is Mode.CONTENT:
             raise ConfigError(
-                "--mode content writes text: use --format jsonl, text or markdown "
+                "--mode content writes text: use --format jsonl, parquet, text or markdown "
                 "(WARC output keeps the HTML and removes the template only)"
             )
         if self.format is OutputFormat.WARC and self.redact_pii:
@@ -82,8 +84,10 @@ class Options:
 
             check_pyarrow()  # before the scan, not in the first worker that writes
         if self.format is OutputFormat.WARC and self.lm is not None:
-            raise ConfigError("--lm scores and filters text: use --format jsonl, text or "
+            raise ConfigError("--lm scores and filters text: use --format jsonl, parquet, text or "
                               "markdown (WARC output keeps every page)")
+        if self.format is OutputFormat.WARC and self.quality is not None:
+            raise ConfigError(QUALITY_NOT_WARC)
 
     @property
     def effective_mode(self) -> Mode:
@@ -127,9 +131,13 @@ class Options:
 
 
 # Why WARC output refuses --redact-pii (docs/pii.md).
-PII_WARC = ("--redact-pii redacts text: use --format jsonl, text or markdown (WARC output keeps "
-            "each page's HTML, whose attributes, scripts and links would keep the addresses)")
+PII_WARC = ("--redact-pii redacts text: use --format jsonl, parquet, text or markdown (WARC "
+            "output keeps each page's HTML, whose attributes, scripts and links would keep the "
+            "addresses)")
 
+QUALITY_NOT_WARC = (
+    "--quality-filters judge a page's text: use --format jsonl, parquet, text or markdown (WARC "
+    "output is an archive, not a corpus: it keeps every page)")
 
 # What --dedup may do with each output format (see docs/duplicates.md).
 DEDUP_MODES = {

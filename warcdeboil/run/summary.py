@@ -10,6 +10,8 @@ from typing import Any
 from warcdeboil.warc.names import escape_name
 from warcdeboil.warc.tally import Tally
 
+from .options import Options
+
 
 @dataclass
 class FitStats:
@@ -48,6 +50,17 @@ class RunSummary:
     dedup: dict[str, int] | None = None  # what the duplicate stage found (None: it did not run)
     url_rules: dict[str, Any] | None = None  # --url-rules: where they went, sites and rules
     redact_pii: bool = False  # --redact-pii: the summary counts the addresses redacted
+    quality_filters: tuple[str, ...] | None = None  # --quality-filters: the filters computed
+    excluded: str | None = None  # --excluded: where the pages left out are listed
+
+    def asked(self, options: Options) -> RunSummary:
+        """The summary, told what the options ask for that it reports (the quality filters,
+        PII redaction)."""
+        self.redact_pii = options.redact_pii
+        if options.quality is not None:
+            self.quality_filters = options.quality.names
+            self.excluded = options.quality.excluded
+        return self
 
     @property
     def scan(self) -> Tally:
@@ -100,6 +113,22 @@ class RunSummary:
         applied = self.apply
         return {"email": applied.pii_email, "ipv4": applied.pii_ipv4, "ipv6": applied.pii_ipv6}
 
+    def quality(self) -> dict[str, Any] | None:
+        """What --quality-filters found (None without it): the pages flagged and those left
+        out (--drop-flagged), in all and per ``FILTER:REASON`` (a page flagged for two reasons
+        counts under both)."""
+        if self.quality_filters is None:
+            return None
+        applied = self.apply
+        return {
+            "filters": list(self.quality_filters),
+            "pages_flagged": applied.pages_flagged,
+            "flags": dict(sorted(applied.quality_flags.items())),
+            "pages_dropped": applied.pages_dropped_quality,
+            "dropped": dict(sorted(applied.quality_dropped.items())),
+            "excluded": self.excluded,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         files = self.files
         total = total_tally(files)
@@ -129,6 +158,7 @@ class RunSummary:
             "duplicates": self.duplicates(),
             "url_rules": self.url_rules,
             **({"pii_redacted": pii} if pii is not None else {}),
+            "quality": self.quality(),
             "problems": dict(sorted(total.problems.items())),
             "files": [t.to_dict() for t in files],
             "outputs": self.outputs,

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from warcdeboil.dedup.verdicts import DedupMode
 from warcdeboil.errors import ConfigError, JobError
 from warcdeboil.output.formats import OutputFormat
+from warcdeboil.run.excluded import gather_excluded
 from warcdeboil.run.madewith import (
     NO_SELECTION,
     RunRecord,
@@ -60,6 +61,7 @@ from .tasks import (
     by_output,
     candidate,
     cleaned_row,
+    excluded_of,
     file_sites,
     first_candidate,
     fit_partition,
@@ -69,6 +71,7 @@ from .tasks import (
     is_applied,
     is_cleaned,
     is_entry,
+    is_excluded,
     is_fitted,
     is_page,
     is_tally,
@@ -132,8 +135,7 @@ def run_spark(
                         for f in files if f.file_id in done)
         rules_written = options.url_rules is None or exists(os.fspath(options.url_rules))
         if len(done) == len(files) and files and rules_written:
-            return RunSummary(inputs=len(files), resumed=len(done),
-                              redact_pii=options.redact_pii)
+            return RunSummary(inputs=len(files), resumed=len(done)).asked(options)
         summary = _run(spark, files, output, options, progress, done, record)
         summary.resumed = len(done)
         return summary
@@ -176,7 +178,7 @@ def _run(
     monitor = StageMonitor(context, progress)
     settings = TaskSettings(options, output, record=record)
     partitions = max(1, int(spark.conf.get("spark.sql.shuffle.partitions")))
-    summary = RunSummary(inputs=len(files), redact_pii=options.redact_pii)
+    summary = RunSummary(inputs=len(files)).asked(options)
     models_dir: str | None = None  # the run's language models (--lm auto), on the driver
     log.info("spark: %d inputs, %d fit partitions", len(files), partitions)
 
@@ -229,6 +231,10 @@ def _run(
     with monitor.stage("write", len(files) - len(done), write_counts, size):
         tallies = _action(lambda: written.filter(is_applied).map(applied).collect())
     summary.apply_files = sorted(tallies, key=lambda t: _order(files, t))
+    if options.quality is not None and options.quality.excluded is not None:
+        # --excluded: each input's pages left out, in the inputs' order, as the local engine
+        listed = _action(lambda: written.filter(is_excluded).map(excluded_of).collect())
+        gather_excluded(options.quality.excluded, [lines for _, lines in sorted(listed)])
     if options.format is OutputFormat.WARC:
         _action(lambda: relinked(written, max(1, len(files) - len(done))))
     written.unpersist()

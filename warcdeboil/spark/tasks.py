@@ -228,11 +228,13 @@ def _codec_of(location: str) -> Codec:
 APPLIED = 0
 CLEANED = 1
 REVISIT = 2
+EXCLUDED = 3
 ApplyRow = tuple[Any, ...]
 """``(APPLIED, tally)``; ``(CLEANED, key, (output name, ordinal, new id, new digest))``: a page
 cleaned in an output, one row per key a revisit may find it by; ``(REVISIT, (output name,
 location, offset, length), keys)``: a revisit its output could not resolve (see
-:mod:`warcdeboil.output.relink`)."""
+:mod:`warcdeboil.output.relink`); ``(EXCLUDED, file_id, lines)``: the pages --drop-flagged left
+out of the output, as the excluded file lists them (--excluded)."""
 
 
 def apply_task(
@@ -256,11 +258,16 @@ def apply_task(
             if settings.url_rules is not None:  # the run's rules, as a local worker reads them
                 rules = Path(tmp) / "urlrules.json"
                 rules.write_text(settings.url_rules.value, encoding="utf-8")
-        tally, name = _apply(settings, file, rows, links, verdicts, rules)
+        quality = settings.options.quality
+        excluded = (Path(tmp) / "excluded.jsonl" if quality is not None
+                    and quality.excluded is not None else None)
+        tally, name = _apply(settings, file, rows, links, verdicts, rules, excluded)
         if count is not None:
             file = item[1][0]
             count(tally.records or tally.cleaned, input_bytes(file.location, file.spans))
         yield (APPLIED, tally)
+        if excluded is not None and tally.output and excluded.exists():
+            yield (EXCLUDED, item[0], excluded.read_bytes())
         if links is None or not tally.output:
             return
         for line in _lines(links.with_name(links.name + CLEANED_SUFFIX)):
@@ -274,6 +281,14 @@ def apply_task(
 
 def is_applied(row: ApplyRow) -> bool:
     return bool(row[0] == APPLIED)
+
+
+def is_excluded(row: ApplyRow) -> bool:
+    return bool(row[0] == EXCLUDED)
+
+
+def excluded_of(row: ApplyRow) -> tuple[int, bytes]:
+    return row[1], row[2]
 
 
 def applied(row: ApplyRow) -> Tally:
@@ -352,6 +367,7 @@ def _output_name(file: InputFile, options: Options) -> tuple[str, Codec]:
 def _apply(
     settings: TaskSettings, file: InputFile, rows: Sequence[ProfileRow] | None,
     links: Path | None, verdicts: Path | None = None, rules: Path | None = None,
+    excluded: Path | None = None,
 ) -> tuple[Tally, str]:
     from .lm import executor_settings
 
@@ -372,7 +388,8 @@ def _apply(
         dedup=options.effective_dedup if verdicts is not None else DedupMode.OFF,
         url_rules=str(rules) if rules is not None else None,
         made_with=record.side_bytes(codec), redact_pii=options.redact_pii,
-        language_model=options.language_model,
+        language_model=options.language_model, quality=options.quality,
+        excluded=str(excluded) if excluded is not None else None,
     )
     if not is_remote(settings.output):
         return apply_file(replace(job, output=local_path(target)), profiles=profiles.get), name

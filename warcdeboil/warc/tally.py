@@ -59,7 +59,11 @@ class Tally:
     pii_ipv4: int = 0  # IPv4 addresses
     pii_ipv6: int = 0  # IPv6 addresses
     lines_dropped_noise: int = 0  # --max-line-noise: lines above it (text outputs)
+    pages_flagged: int = 0  # --quality-filters: cleaned pages with a flag
+    pages_dropped_quality: int = 0  # --drop-flagged: of those, pages not written
     problems: Counter[str] = field(default_factory=Counter)
+    quality_flags: Counter[str] = field(default_factory=Counter)  # flagged pages by FILTER:REASON
+    quality_dropped: Counter[str] = field(default_factory=Counter)  # dropped pages by FILTER:REASON
 
     def problem(self, reason: str) -> None:
         self.problems[reason_key(reason)] += 1
@@ -71,19 +75,22 @@ class Tally:
     def merge(self, other: Tally) -> None:
         for name in _COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.problems.update(other.problems)
+        for name in _COUNTERS:
+            getattr(self, name).update(getattr(other, name))
 
     def to_state(self) -> dict[str, Any]:
         """Every field, as JSON can hold it (what :meth:`from_state` reads back)."""
         state = asdict(self)
-        state["problems"] = dict(self.problems)
+        for name in _COUNTERS:
+            state[name] = dict(getattr(self, name))
         return state
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> Tally:
         names = {f.name for f in fields(cls)}
-        tally = cls(**{k: v for k, v in state.items() if k in names and k != "problems"})
-        tally.problems = Counter(state.get("problems") or {})
+        tally = cls(**{k: v for k, v in state.items() if k in names and k not in _COUNTERS})
+        for name in _COUNTERS:
+            setattr(tally, name, Counter(state.get(name) or {}))
         return tally
 
     def to_dict(self) -> dict[str, Any]:
@@ -97,3 +104,5 @@ class Tally:
 
 # The fields merge adds up: every count (all the int fields), so a new counter needs no list.
 _COUNTS = tuple(f.name for f in fields(Tally) if f.type in ("int", int))
+# The counts by reason merge adds up key by key.
+_COUNTERS = tuple(f.name for f in fields(Tally) if str(f.type).startswith("Counter"))

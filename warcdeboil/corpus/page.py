@@ -1,0 +1,115 @@
+"""One page's text as the quality filters read it: its lines, paragraphs and words, each worked
+out once, when a filter first asks, and shared by the filters that follow.
+
+A *line* is a line of the text with the white space at its ends taken off; blank lines are not
+lines (they end paragraphs). A *paragraph* is a run of lines between blank lines. The page's
+*characters* are those of its lines and one line break between each two: trailing white space
+and blank lines do not change any figure.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from .words import (
+    ALPHABETIC,
+    FLAG_BITS,
+    LENGTH_BITS,
+    MAX_LENGTH,
+    PROPER,
+    SPACED,
+    WordCache,
+    word_id,
+)
+
+__all__ = ["PageText"]
+
+_FLAGS = np.uint64((1 << FLAG_BITS) - 1)
+
+
+class PageText:
+    """A page's text and what the filters count in it.
+
+    >>> page = PageText("A first line.  \\n\\nA second one\\n", WordCache())
+    >>> page.lines, page.paragraphs, page.chars
+    (['A first line.', 'A second one'], ['A first line.', 'A second one'], 26)
+    """
+
+    def __init__(self, text: str, cache: WordCache, language: str = "") -> None:
+        self.text = text
+        self.language = language
+        self._cache = cache
+        cache.next_text()
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return list(filter(None, map(str.strip, self.text.splitlines())))
+
+    @cached_property
+    def paragraphs(self) -> list[str]:
+        """Each paragraph's lines joined by line breaks."""
+        found = []
+        current: list[str] = []
+        for line in map(str.strip, self.text.splitlines()):
+            if line:
+                current.append(line)
+            elif current:
+                found.append("\n".join(current))
+                current = []
+        if current:
+            found.append("\n".join(current))
+        return found
+
+    @cached_property
+    def chars(self) -> int:
+        """Characters of the lines, with one line break between each two."""
+        return sum(map(len, self.lines)) + max(len(self.lines) - 1, 0)
+
+    @cached_property
+    def words(self) -> list[str]:
+        """Every word, marks standing alone included (:mod:`.words`); the filters read
+        :attr:`codes`."""
+        return self._cache.words(self.text)
+
+    @cached_property
+    def codes(self) -> np.ndarray:
+        """Each word's code (:func:`.words.word_code`): one pass in C over the pieces."""
+        return np.frombuffer(self._cache.codes(self.text), np.uint64)
+
+    @property
+    def word_count(self) -> int:
+        """Words, marks standing alone included."""
+        return len(self.codes)
+
+    @cached_property
+    def word_ids(self) -> np.ndarray:
+        """Each word's id: the same word, the same id, within the page."""
+        return self.codes >> np.uint64(LENGTH_BITS + FLAG_BITS)
+
+    @cached_property
+    def word_lengths(self) -> np.ndarray:
+        return ((self.codes >> np.uint64(FLAG_BITS)) & np.uint64(MAX_LENGTH)).astype(np.int64)
+
+    @cached_property
+    def counts(self) -> tuple[int, int, int, int]:
+        """Words with a letter; words proper (a letter or a digit); of those, words of scripts
+        written with spaces, and their characters."""
+        flags = (self.codes & _FLAGS).astype(np.uint8)
+        spaced = (flags & (PROPER | SPACED)) == (PROPER | SPACED)
+        return (int(np.count_nonzero(flags & ALPHABETIC)), int(np.count_nonzero(flags & PROPER)),
+                int(np.count_nonzero(spaced)), int(self.word_lengths[spaced].sum()))
+
+    def present(self, words: list[str]) -> np.ndarray:
+        """Which of ``words`` occur in the page."""
+        wanted = np.array([word_id(word) for word in words], np.uint64)
+        if not self.word_count:
+            return np.zeros(len(words), bool)
+        ids = np.sort(self.word_ids)
+        at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
+        return ids[at] == wanted
+
+    def line_words(self, line: str) -> list[str]:
+        """The words of one line (of any text)."""
+        return self._cache.words(line)
