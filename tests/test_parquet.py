@@ -86,12 +86,14 @@ def test_every_field_of_every_jsonl_line_is_in_its_row(tmp_path: Path) -> None:
     lines and rows, page by page."""
     from conftest import calibrated_model
 
+    from warcdeboil.corpus import FILTERS
+    from warcdeboil.corpus.settings import QualitySettings
     from warcdeboil.lm.scoring import LmSettings
 
     model = str(calibrated_model(tmp_path / "made-up.lm"))  # line_noise needs its calibration
     lines, rows = _both(FIXTURES / "crawl", tmp_path, url_rules=str(tmp_path / "rules.json"),
                         lm=LmSettings(model, True, None, None, True, line_noise=True),
-                        redact_pii=True)
+                        redact_pii=True, quality=QualitySettings(tuple(FILTERS)))
     assert {name for line in lines for name in line} == {f.name for f in FIELDS} - {"markdown"}
     _same_rows(lines, rows)
     # Runs with other options have the same schema: their files read as one table.

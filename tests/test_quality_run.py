@@ -152,7 +152,7 @@ def test_drop_flagged_leaves_pages_out_and_lists_each(crawl: Path, tmp_path: Pat
     assert {(p["offset"], p["record_id"]) for p in listed} <= offsets
 
 
-@pytest.mark.parametrize("fmt", [OutputFormat.TEXT, OutputFormat.MARKDOWN],
+@pytest.mark.parametrize("fmt", [OutputFormat.TEXT, OutputFormat.MARKDOWN, OutputFormat.PARQUET],
                          ids=lambda f: f.value)
 def test_every_text_format_drops_the_same_pages(crawl: Path, tmp_path: Path,
                                                 fmt: OutputFormat) -> None:
@@ -163,6 +163,12 @@ def test_every_text_format_drops_the_same_pages(crawl: Path, tmp_path: Path,
     if fmt is OutputFormat.TEXT:
         urls = [r.target_uri for path in outputs_of(tmp_path / "out")
                 for r in iter_records(path) if r.rec_type == "conversion"]
+    elif fmt is OutputFormat.PARQUET:
+        pq = pytest.importorskip("pyarrow.parquet")
+        rows = [row for path in outputs_of(tmp_path / "out", "*.parquet")
+                for row in pq.read_table(path).to_pylist()]
+        urls = [row["url"] for row in rows]
+        assert all(row["quality_flags"] == [] for row in rows)
     else:
         urls = [p["url"] for p in _jsonl(tmp_path / "out")]
         assert all("markdown" in p for p in _jsonl(tmp_path / "out"))
