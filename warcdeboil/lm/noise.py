@@ -146,7 +146,8 @@ _ODD_CHARACTERS = (1.0, 2.0)
 # 0.9999, lower bounds above 0.9. Over the five sets of ../shared/eval (100,302 lines, content
 # mode, the model of their gold text), every line scoring above 0.9999 was scored in full with
 # a gate of 1000 or more (lower bounds above 0.8 or 0.9), 4.2 % of the characters at 1000; with
-# 10,000 (0.99), one of the 71 was not (benchmarks/results/noise-cost-2026-11-28.md).
+# 10,000 (0.99), one of the 71 was not (measured in-process: docs/language-model.md, "What the
+# noise score costs").
 GATE = 1000.0
 _MIN_GROUP = 20  # a length group with fewer held-out lines borrows all of them
 _LOG10_E = float(np.log10(np.e))
