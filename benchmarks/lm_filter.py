@@ -19,7 +19,9 @@ scored by a model trained on it is misjudged, and how pages of other languages s
    of the four others (never of its own pages), ``--line-noise --max-line-noise 1``; then the
    text each ``--max-line-noise X`` keeps (lines scored independently, as above; pages of
    another language than the model's keep every line, as the filter leaves them). Token F1 as
-   ``warcdeboil eval`` computes it, and the lines dropped.
+   ``warcdeboil eval`` computes it, and the lines dropped. Then the same run with the default
+   filter and no ``--line-noise`` ("default run": the filter scores in full only the lines
+   near its limit), whose text and lines dropped should be those of 0.9999.
 """
 
 from __future__ import annotations
@@ -124,6 +126,15 @@ def noise_table(eval_dir: Path, tmp: Path) -> dict[str, Any]:
                 row["none" if limit is None else f"{limit:g}"] = {
                     "f1": report.overall.f1, "precision": report.overall.precision,
                     "recall": report.overall.recall, "lines_dropped": lines - kept}
+            # The run's own default filter (no --line-noise: ``noise.filter_scores``, the full
+            # score only for lines near the limit): its text, F1 and lines dropped.
+            pages = run_clean([eval_dir / f"{name}.warc.gz"], tmp / f"{name}-{mode}-default",
+                              "--mode", mode, "--lm", str(model))
+            report = evaluate({p["url"]: p["text"] for p in pages}, gold)
+            row["default run"] = {
+                "f1": report.overall.f1, "precision": report.overall.precision,
+                "recall": report.overall.recall,
+                "lines_dropped": sum(p["removed"].get("noise_lines", 0) for p in pages)}
             results[f"{name}/{mode}"] = row
             print(name, mode, {k: (round(v["f1"], 4), v["lines_dropped"])
                                for k, v in row.items()}, flush=True)

@@ -12,8 +12,10 @@ turn, ``--repeat`` rounds (a loaded machine drifts: each round has every case):
 - ``none``: no model;
 - ``perplexity``: ``--lm MODEL --max-line-noise 1``: each page's perplexity, no line filter
   (what ``--lm MODEL`` did before the noise score);
-- ``noise``: ``--lm MODEL``: the default line filter of a calibrated model (0.9999);
-- ``noise+jsonl``: ``--lm MODEL --line-noise``: the same, and each line's score in JSONL.
+- ``noise``: ``--lm MODEL``: the default line filter of a calibrated model (0.9999), which
+  scores in full only the lines near its limit (``noise.filter_scores``);
+- ``noise+jsonl``: ``--lm MODEL --line-noise``: the same filter on every line's full score,
+  and each line's score in JSONL.
 
 CPU: user + system of the child (``benchmarks/speed.py``'s ``run_once``: the real command line,
 bytecode compiled first). Each case's median over the rounds; "added" is against ``none``

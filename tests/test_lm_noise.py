@@ -30,7 +30,9 @@ from warcdeboil.lm.noise import (
     _surprises,
     _test_sums,
     _two_lowest,
+    filter_scores,
     line_signals,
+    lower_signals,
     mojibake,
 )
 from warcdeboil.lm.units import marks, token_ids, units
@@ -98,6 +100,58 @@ def test_mojibake_of_unseen_gold_text_scores_above_it(
     damaged = [line.encode().decode("cp1252", "replace") for line in accented]
     assert len(accented) > 20
     assert _share_above(model, damaged, accented) > 0.95
+
+
+def _mixed_lines(real: list[str]) -> list[str]:
+    """Real lines and noise of several kinds made from them, short lines among them."""
+    rng = random.Random(11)
+    vocabulary = [word for line in real for word in line.split()]
+    noise = [" ".join(rng.choices(vocabulary, k=len(line.split()))) for line in real[:40]]
+    noise += [" ".join(line.split()[::-1]) for line in real[40:80]]
+    noise += [line.encode().decode("cp1252", "replace") for line in real[80:120]]
+    noise += ["".join(rng.choices("abcdefxyz0123456789_%#", k=24)) for _ in range(20)]
+    noise += ["Home | News | Sport | Weather", "Share", "Idee Fixe", "Tshepo selematsela"]
+    lines = real + noise
+    rng.shuffle(lines)
+    return lines
+
+
+def test_the_filter_scores_in_full_only_lines_near_its_limit(
+        gold: tuple[LanguageModel, list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``filter_scores``: a lower bound of each line's score, the score itself where the
+    line may be near the limit; the same verdicts as the score, for a fraction of the
+    character model's work."""
+    model, real = gold
+    assert model.chars is not None
+    lines = _mixed_lines(real)
+    text = "\n".join(lines)
+    scan = model.scan(text)
+    exact = model.noise_of(scan)
+    signals, units, _ = lower_signals(model, text, scan)
+    assert model.calibration is not None
+    assert (model.calibration.scores(signals, units) <= exact).all()
+    seen: list[int] = []
+    lookups = model.chars._log10_probs
+
+    def counted(rows: np.ndarray) -> np.ndarray:
+        seen.append(len(rows))
+        return lookups(rows)
+
+    monkeypatch.setattr(model.chars, "_log10_probs", counted)
+    for limit, share in ((0.9995, 0.8), (0.9999, 0.3)):
+        seen.clear()
+        gated = filter_scores(model, scan, limit)
+        assert np.array_equal(gated > limit, exact > limit)
+        assert 0 < (exact > limit).sum() < len(lines) // 4
+        assert (gated <= exact).all()
+        assert (gated[exact > limit] == exact[exact > limit]).all() or limit < 0.9999
+        assert sum(seen) < len(text) * share
+    # At a limit of 1 - 1 / GATE or below, every line not above it by its bound is scored
+    # in full.
+    for limit in (0.999, 0.5):
+        gated = filter_scores(model, scan, limit)
+        assert np.array_equal(gated > limit, exact > limit)
+        assert np.array_equal(gated[gated <= limit], exact[gated <= limit])
 
 
 def test_mojibake_counts_each_damaged_character(gold: tuple[LanguageModel, list[str]]) -> None:

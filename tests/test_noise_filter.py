@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import FIXTURES, calibrated_model, jsonl_pages, shared_file
 from typer.testing import CliRunner
@@ -253,6 +254,40 @@ def test_pages_of_another_language_keep_their_lines(model_path: Path) -> None:
     assert theirs.noise_dropped == 0 and theirs.cleaned.text == french
     assert theirs.noise is not None and all(s is not None and s > 0.9 for s in theirs.noise)
     assert theirs.guess is not None and theirs.guess.language == "fr"
+
+
+def test_the_filter_alone_scores_in_full_only_lines_near_its_limit(
+        model_path: Path, whole: list[dict], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --line-noise the default filter reads the character model for a fraction of
+    the text (``noise.filter_scores``) and drops the same lines as the full score; with it,
+    every line is scored in full."""
+    model = LanguageModel.load(model_path)
+    assert model.chars is not None
+    seen: list[int] = []
+    lookups = model.chars._log10_probs
+
+    def counted(rows: np.ndarray) -> np.ndarray:
+        seen.append(len(rows))
+        return lookups(rows)
+
+    monkeypatch.setattr(model.chars, "_log10_probs", counted)
+    pages = [(CleanText(page["text"], 0), None) for page in whole]
+    read = {}
+    for line_noise in (False, True):
+        seen.clear()
+        scorer = PageScorer(LmSettings(str(model_path), max_noise=DEFAULT_MAX_NOISE,
+                                       line_noise=line_noise), model)
+        texts = [score.cleaned.text for score in scorer.score_many(pages)]
+        read[line_noise] = (sum(seen), texts)
+    characters = sum(len(page["text"]) for page in whole)
+    assert read[True][0] > characters > 5 * read[False][0]
+    assert read[True][1] == read[False][1]
+    # A limit some lines are above (none of cleanportaleval's is above the default): the same
+    # lines dropped as by the scores of --line-noise.
+    limit = 0.9995
+    above = sum(s is not None and s > limit for page in whole for s in page["line_noise"])
+    scorer = PageScorer(LmSettings(str(model_path), max_noise=limit), model)
+    assert sum(score.noise_dropped for score in scorer.score_many(pages)) == above > 0
 
 
 def test_apply_filters_as_clean(model_path: Path, archive: Path, whole: list[dict],

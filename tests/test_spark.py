@@ -386,19 +386,22 @@ def test_a_language_model_scores_and_filters_as_the_local_run(spark, tmp_path: P
     assert summary["lines_dropped_perplexity"] > 0
 
 
-@pytest.mark.parametrize("buckets", [False, True], ids=["pass-2", "buckets"])
+@pytest.mark.parametrize(("buckets", "line_noise"), [(False, True), (True, True), (False, False)],
+                         ids=["pass-2", "buckets", "default-filter"])
 def test_the_noise_filter_drops_the_lines_of_the_local_run(spark, tmp_path: Path,
-                                                           buckets: bool) -> None:
+                                                           buckets: bool, line_noise: bool,
+                                                           ) -> None:
     """--max-line-noise and --line-noise on both engines: the same lines dropped and scored
-    (with buckets, the stage before pass 2 scores the pages with the filter too)."""
+    (with buckets, the stage before pass 2 scores the pages with the filter too); the default
+    filter alone (full scores only near its limit) drops the same lines on both too."""
     from conftest import calibrated_model
 
-    from warcdeboil.lm.scoring import LmSettings
+    from warcdeboil.lm.scoring import DEFAULT_MAX_NOISE, LmSettings
 
     model = calibrated_model(tmp_path / "made-up.lm")
     options = Options(workers=1, format=OutputFormat.JSONL,
-                      lm=LmSettings(str(model), buckets=buckets, line_noise=True,
-                                    max_noise=0.5))
+                      lm=LmSettings(str(model), buckets=buckets, line_noise=line_noise,
+                                    max_noise=0.5 if line_noise else DEFAULT_MAX_NOISE))
     local, distributed = _both(spark, FIXTURES / "crawl", tmp_path, options)
     _assert_same_outputs(local, distributed)
     summary = clean([FIXTURES / "crawl"], tmp_path / "again", options).to_dict()

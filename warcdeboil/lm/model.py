@@ -36,6 +36,7 @@ from .noise import (
     MIN_CALIBRATION_LINES,
     Calibration,
     Scan,
+    filter_scores,
     line_signals,
 )
 from .points import CharUnits, Found, WordUnits, code_points
@@ -436,14 +437,19 @@ class LanguageModel:
         rows = found.rows if found is not None else self._string_rows(text)
         return Scan(text, points, found, rows, self._log10_probs(rows))
 
-    def line_scores(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def line_scores(self, text: str, limit: float | None = None,
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``line_log10_probs`` and ``line_noise_scores`` of ``text`` together, its units
-        found and scored once (pass 2 with the noise filter)."""
+        found and scored once (pass 2 with the noise filter). ``limit``: only whether each
+        line scores above it is needed (a calibrated model then scores in full only the
+        lines that may be near it: ``noise.filter_scores``)."""
         scan = self.scan(text)
         line = np.cumsum(scan.rows[:-1] == scan.rows[0]) - 1
         lines = int(line[-1]) + 1 if len(line) else 0
+        noise = (filter_scores(self, scan, limit) if limit is not None and self.calibrated
+                 else self.noise_of(scan))
         return (np.bincount(line, weights=scan.logp, minlength=lines),
-                np.bincount(line, minlength=lines), self.noise_of(scan))
+                np.bincount(line, minlength=lines), noise)
 
     def noise_of(self, scan: Scan) -> np.ndarray:
         """``line_noise_scores`` of the text of ``scan``."""

@@ -83,8 +83,9 @@ from .points import Found, code_points, reversed_rows
 if TYPE_CHECKING:
     from .model import LanguageModel
 
-__all__ = ["CALIBRATED", "CALIBRATION_LINES", "HOLD_OUT_EVERY", "LEGACY", "SIGNALS", "TESTS",
-           "VERSION_4", "VERSION_5", "VERSION_6", "Calibration", "line_signals"]
+__all__ = ["CALIBRATED", "CALIBRATION_LINES", "GATE", "HOLD_OUT_EVERY", "LEGACY", "SIGNALS",
+           "TESTS", "VERSION_4", "VERSION_5", "VERSION_6", "Calibration", "filter_scores",
+           "line_signals", "lower_signals"]
 
 # What ``line_signals`` computes: the signals of this version's files (``CALIBRATED``), then
 # those only older files read.
@@ -140,6 +141,14 @@ _OLD_SPREAD = 1e-3
 # "rare and odd unseen words" counts the unseen words in full where the line's characters
 # (log10 perplexity under the character model) reach the second value, none up to the first.
 _ODD_CHARACTERS = (1.0, 2.0)
+# The noise filter scores in full only the lines whose lower bound (``lower_signals``) lies
+# within this many times the limit's share of held-out lines (``filter_scores``): at the default
+# 0.9999, lower bounds above 0.9. Over the five sets of ../shared/eval (100,302 lines, content
+# mode, the model of their gold text), every line scoring above 0.9999 was scored in full with
+# a gate of 1000 or more (lower bounds above 0.8 or 0.9), 4.2 % of the characters at 1000; with
+# 10,000 (0.99), one of the 71 was not (measured in-process: docs/language-model.md, "What the
+# noise score costs").
+GATE = 1000.0
 _MIN_GROUP = 20  # a length group with fewer held-out lines borrows all of them
 _LOG10_E = float(np.log10(np.e))
 
@@ -181,11 +190,13 @@ class Scan:
     logp: np.ndarray
 
 
-def word_signals(model: LanguageModel, text: str, scan: Scan | None = None) -> np.ndarray:
+def word_signals(model: LanguageModel, text: str, scan: Scan | None = None, *,
+                 order: bool = True) -> np.ndarray:
     """``context``, ``order``, ``rare words``, ``context, versions 3 to 5`` and ``rare and
     unseen words`` of each line of ``text``, how far past half of its words are unseen
     (``2 * share - 1``, 0 up to half), ``no common words``, and its number of units.
-    ``scan``: ``model.scan(text)``, when made already."""
+    ``scan``: ``model.scan(text)``, when made already; ``order`` False: ``order`` is left
+    out (-inf: no surprise), the words not read backwards."""
     if scan is None:
         scan = model.scan(text)
     rows, logp = scan.rows, scan.logp
@@ -206,18 +217,23 @@ def word_signals(model: LanguageModel, text: str, scan: Scan | None = None) -> n
     usual = np.bincount(line, weights=common[predicted], minlength=lines) - common[rows[0]]
     # The same lines with their words in reverse order (the same units, so the same count):
     # the units found rearranged, else the reversed text split again.
-    if scan.found is not None:  # line breaks where they were: the same line of each unit
+    if not order:
+        backwards_gain = np.full(lines, -np.inf)
+    elif scan.found is not None:  # line breaks where they were: the same line of each unit
         backwards, reverse_line = reversed_rows(scan.found), line
     else:
         backwards = model.unit_rows("\n".join(" ".join(words.split()[::-1])
                                               for words in text.split("\n")), keep_empty=True)
         reverse_line, _ = _per_line(backwards)
-    forwards = np.bincount(line, weights=logp, minlength=lines)
-    reverse = np.bincount(reverse_line, weights=model._log10_probs(backwards), minlength=lines)
+    if order:
+        forwards = np.bincount(line, weights=logp, minlength=lines)
+        reverse = np.bincount(reverse_line, weights=model._log10_probs(backwards),
+                              minlength=lines)
+        backwards_gain = (reverse - forwards) / units
     # (Each older signal is computed as its version did, to the last bit.)
     return np.column_stack([
         -mean / np.sqrt(np.maximum(variance, _SPREAD)) * np.sqrt(units),
-        (reverse - forwards) / units, rare,
+        backwards_gain, rare,
         -mean / np.sqrt(np.maximum(variance, _OLD_SPREAD)) * np.sqrt(units),
         rare + np.maximum(2.0 * (unseen / np.maximum(units - 1, 1)) - 1.0, 0.0),
         np.maximum(2.0 * (unseen / np.maximum(word_units, 1)) - 1.0, 0.0),
@@ -300,6 +316,48 @@ def line_signals(model: LanguageModel, text: str, scan: Scan | None = None,
     return np.hstack([words[:, :3], chars, mojibake(text, len(words), scan.points)[:, None],
                       (words[:, 2] + words[:, 5] * odd)[:, None], words[:, 6:7],
                       words[:, 3:5]]), words[:, 7]
+
+
+def lower_signals(model: LanguageModel, text: str, scan: Scan | None = None,
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``line_signals`` without what costs most (the words read backwards and the character
+    model: 0.2 and 0.5 CPU-s of cleaneval's 0.8): ``order``, ``characters``, ``worst
+    characters`` and ``rarest character`` left out as -inf, which no held-out line is below,
+    so that their surprise is 0; ``rare and odd unseen words`` taken as ``rare words`` (the
+    characters not odd). Every other signal is the line's own, and a test's surprise grows
+    with each of its signals: a calibration's score of these is at most the line's score.
+    Also whether past half of each line's words are unseen (where the characters can add)."""
+    if scan is None:
+        scan = model.scan(text)
+    words = word_signals(model, text, scan, order=False)
+    none = np.full((len(words), 3), -np.inf)
+    return (np.hstack([words[:, :3], none, mojibake(text, len(words), scan.points)[:, None],
+                       words[:, 2:3], words[:, 6:7], words[:, 3:5]]), words[:, 7],
+            words[:, 5] > 0)
+
+
+def filter_scores(model: LanguageModel, scan: Scan, limit: float) -> np.ndarray:
+    """What the noise filter at ``limit`` reads of each line of ``scan``'s text: its noise
+    score where it may be near the limit, else a lower bound of it (``lower_signals``) that
+    says the same of the line against the limit, or is taken to. The lower bound is exact
+    above the limit (the line is dropped); at or below ``1 - GATE * (1 - limit)`` (0.9 for the
+    default 0.9999) a long line without unseen words is taken to be below the limit. Short
+    lines (their characters and word order tell most) and lines whose words are mostly
+    unseen are scored in full; for a limit of 1 - 1 / GATE or below, every line whose lower
+    bound is not above it."""
+    calibration = model.calibration
+    assert calibration is not None
+    signals, units, unseen = lower_signals(model, scan.text, scan)
+    scores = calibration.scores(signals, units)
+    edge = 1.0 - GATE * (1.0 - limit)
+    near = scores > edge if edge > 0.0 else np.ones(len(scores), bool)
+    full = np.flatnonzero((scores <= limit) & (near | (units < SHORT_UNITS) | unseen))
+    if len(full):
+        lines = scan.text.split("\n")
+        text = "\n".join([lines[i] for i in full.tolist()])
+        exact, exact_units = line_signals(model, text)
+        scores[full] = calibration.scores(exact, exact_units)
+    return scores
 
 
 def _fit_groups(values: np.ndarray, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

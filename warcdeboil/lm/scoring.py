@@ -350,7 +350,9 @@ class PageScorer:
         if self.settings.noise:
             if not model.calibrated:
                 raise InputError(f"{self.settings.model}: {NO_CALIBRATION}")
-            sums, counts, noise = model.line_scores("\n".join(texts))
+            # Without --line-noise only the filter's verdicts are needed.
+            limit = None if self.settings.line_noise else self.settings.max_noise
+            sums, counts, noise = model.line_scores("\n".join(texts), limit)
         else:
             sums, counts = model.line_log10_probs("\n".join(texts))
         ends = np.cumsum([text.count("\n") + 1 for text in texts]).tolist()
