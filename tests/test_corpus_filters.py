@@ -18,7 +18,7 @@ from warcdeboil.corpus.c4 import C4Quality, _sentences, c4_lines
 from warcdeboil.corpus.config import config_from_mapping
 from warcdeboil.corpus.fineweb import FineWebQuality
 from warcdeboil.corpus.gopher import GopherQuality, GopherRepetition
-from warcdeboil.corpus.words import WordCache, split_chunk, word_code
+from warcdeboil.corpus.words import WordCache, _framed, _split_marks, split_chunk, word_code
 from warcdeboil.errors import ConfigError
 
 VOCABULARY = (
@@ -447,6 +447,28 @@ def test_the_words_of_a_text_are_those_of_its_pieces(text: str) -> None:
     words = [word for piece in text.split() for word in split_chunk(piece)]
     assert page.words == words == WordCache().words(text)
     assert page.word_count == len(words)
+
+
+_CORES = ["word", "dont", "Cannot", "cannot", "Mr", "J", "eg", "well-known", "dont-care",
+          "a-b-c", "Im", "s", "n", "Jan", "vs", "AB", "x-Mr"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["", "(", '"', "'", "[", "-"]), st.sampled_from(_CORES),
+       st.text(alphabet=".,;:!?)\"'-s", max_size=4))
+def test_a_framed_word_splits_as_the_general_loop_splits_it(opening: str, core: str,
+                                                              closing: str) -> None:
+    # The shortcut for "(word", "word,\"", "well-known.)": the loop's words or no answer.
+    piece = opening + core + closing
+    framed = _framed(piece)
+    assert framed is None or framed == _split_marks(piece)
+    assert split_chunk(piece) == _split_marks(piece)
+
+
+def test_the_framed_shortcut_answers_the_common_forms() -> None:
+    assert _framed('"well-known,"') == ('"', "well", "-", "known", ",", '"')
+    assert _framed("(Hello.)") == ("(", "Hello", ".", ")")
+    assert _framed("Mr.)") is None and _framed("(dont") is None and _framed("3,") is None
 
 
 @settings(max_examples=150, deadline=None)

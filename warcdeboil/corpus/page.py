@@ -9,7 +9,7 @@ and blank lines do not change any figure.
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -101,9 +101,9 @@ class PageText:
         return (int(np.count_nonzero(flags & ALPHABETIC)), int(np.count_nonzero(flags & PROPER)),
                 int(np.count_nonzero(spaced)), int(self.word_lengths[spaced].sum()))
 
-    def present(self, words: list[str]) -> np.ndarray:
+    def present(self, words: tuple[str, ...]) -> np.ndarray:
         """Which of ``words`` occur in the page."""
-        wanted = np.array([word_id(word) for word in words], np.uint64)
+        wanted = _word_ids(words)
         if not self.word_count:
             return np.zeros(len(words), bool)
         ids = np.sort(self.word_ids)
@@ -113,3 +113,10 @@ class PageText:
     def line_words(self, line: str) -> list[str]:
         """The words of one line (of any text)."""
         return self._cache.words(line)
+
+
+@lru_cache(maxsize=64)
+def _word_ids(words: tuple[str, ...]) -> np.ndarray:
+    """The ids of a list of words (the filters' stop words: the same few lists on every
+    page, hashed once)."""
+    return np.array([word_id(word) for word in words], np.uint64)
