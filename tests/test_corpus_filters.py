@@ -569,3 +569,22 @@ def test_spaced_pages_do_not_depend_on_unspaced_chars_per_word() -> None:
             "unspaced_chars_per_word": value}})).flags(text, "en") for value in (1, 1.9, 3)]
         assert flags[0] == flags[1] == flags[2]
     assert any(f.startswith("gopher_repetition:dup_") for f in QualityFilters().flags(repeated))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \t\n\r\x0b\x0c\x1c\x85\u2028\u00a0", max_size=40))
+def test_paragraphs_are_the_runs_of_lines_between_blank_lines(text: str) -> None:
+    # PageText cuts the joined lines at blank lines in one pass: the same as walking them.
+    expected: list[str] = []
+    current: list[str] = []
+    for line in (line.strip() for line in text.splitlines()):
+        if line:
+            current.append(line)
+        elif current:
+            expected.append("\n".join(current))
+            current = []
+    if current:
+        expected.append("\n".join(current))
+    page = QualityFilters().page(text)
+    assert page.paragraphs == expected
+    assert page.lines == [line for paragraph in expected for line in paragraph.split("\n")]
