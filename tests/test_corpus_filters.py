@@ -18,7 +18,7 @@ from warcdeboil.corpus.c4 import C4Quality, _sentences, c4_lines
 from warcdeboil.corpus.config import config_from_mapping
 from warcdeboil.corpus.fineweb import FineWebQuality
 from warcdeboil.corpus.gopher import GopherQuality, GopherRepetition
-from warcdeboil.corpus.words import WordCache, split_chunk, word_code
+from warcdeboil.corpus.words import WordCache, _framed, _split_marks, split_chunk, word_code
 from warcdeboil.errors import ConfigError
 
 VOCABULARY = (
@@ -449,6 +449,28 @@ def test_the_words_of_a_text_are_those_of_its_pieces(text: str) -> None:
     assert page.word_count == len(words)
 
 
+_CORES = ["word", "dont", "Cannot", "cannot", "Mr", "J", "eg", "well-known", "dont-care",
+          "a-b-c", "Im", "s", "n", "Jan", "vs", "AB", "x-Mr"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["", "(", '"', "'", "[", "-"]), st.sampled_from(_CORES),
+       st.text(alphabet=".,;:!?)\"'-s", max_size=4))
+def test_a_framed_word_splits_as_the_general_loop_splits_it(opening: str, core: str,
+                                                              closing: str) -> None:
+    # The shortcut for "(word", "word,\"", "well-known.)": the loop's words or no answer.
+    piece = opening + core + closing
+    framed = _framed(piece)
+    assert framed is None or framed == _split_marks(piece)
+    assert split_chunk(piece) == _split_marks(piece)
+
+
+def test_the_framed_shortcut_answers_the_common_forms() -> None:
+    assert _framed('"well-known,"') == ('"', "well", "-", "known", ",", '"')
+    assert _framed("(Hello.)") == ("(", "Hello", ".", ")")
+    assert _framed("Mr.)") is None and _framed("(dont") is None and _framed("3,") is None
+
+
 @settings(max_examples=150, deadline=None)
 @given(texts)
 def test_the_codes_of_a_text_are_those_of_its_words(text: str) -> None:
@@ -547,3 +569,22 @@ def test_spaced_pages_do_not_depend_on_unspaced_chars_per_word() -> None:
             "unspaced_chars_per_word": value}})).flags(text, "en") for value in (1, 1.9, 3)]
         assert flags[0] == flags[1] == flags[2]
     assert any(f.startswith("gopher_repetition:dup_") for f in QualityFilters().flags(repeated))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \t\n\r\x0b\x0c\x1c\x85\u2028\u00a0", max_size=40))
+def test_paragraphs_are_the_runs_of_lines_between_blank_lines(text: str) -> None:
+    # PageText cuts the joined lines at blank lines in one pass: the same as walking them.
+    expected: list[str] = []
+    current: list[str] = []
+    for line in (line.strip() for line in text.splitlines()):
+        if line:
+            current.append(line)
+        elif current:
+            expected.append("\n".join(current))
+            current = []
+    if current:
+        expected.append("\n".join(current))
+    page = QualityFilters().page(text)
+    assert page.paragraphs == expected
+    assert page.lines == [line for paragraph in expected for line in paragraph.split("\n")]

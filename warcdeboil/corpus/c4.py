@@ -73,7 +73,7 @@ def c4_lines(page: PageText, rules: C4Quality) -> list[tuple[str, str]]:
 def c4_quality(page: PageText, rules: C4Quality) -> list[str]:
     """Why C4 would drop the page (no reason: it keeps it)."""
     reasons = []
-    kept = _kept(page, rules)
+    kept = _kept(page, rules, up_to=rules.min_sentences)
     if rules.min_sentences and _sentences_in(page, kept, rules.min_sentences) < rules.min_sentences:
         reasons.append("few_sentences")
     if rules.lorem_ipsum and any(b"lorem ipsum" in folded for _, folded in kept):
@@ -98,10 +98,12 @@ def _folded(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass").lower()
 
 
-def _kept(page: PageText, rules: C4Quality,
-          judged: list[tuple[str, str]] | None = None) -> list[tuple[str, bytes]]:
+def _kept(page: PageText, rules: C4Quality, judged: list[tuple[str, str]] | None = None,
+          up_to: int = 0) -> list[tuple[str, bytes]]:
     """The lines C4 keeps, each folded (:func:`_folded`) when a rule needs it (else ``b""``);
-    each line and why it goes (``""``: kept) appended to ``judged`` when given."""
+    each line and why it goes (``""``: kept) appended to ``judged`` when given. With
+    ``up_to``, the first ``up_to`` lines kept only, when no other rule could read the rest
+    (the page has neither "lorem ipsum" nor "{"): c4_quality's page rules need no more."""
     kept = []
     end_marks = tuple(rules.end_marks)
     text = page.text
@@ -113,7 +115,10 @@ def _kept(page: PageText, rules: C4Quality,
     citations = rules.remove_citations and "[" in text
     javascript = rules.javascript_lines and b"javascript" in folded_page
     policy = rules.policy_lines and any(p in folded_page for p in phrases)
-    fold = rules.lorem_ipsum and b"lorem ipsum" in folded_page or javascript or policy
+    lorem = rules.lorem_ipsum and b"lorem ipsum" in folded_page
+    fold = lorem or javascript or policy
+    if judged is not None or lorem or rules.curly_bracket and "{" in text:
+        up_to = 0
     enough = rules.min_words_per_line
     lines = page.lines
     if judged is None and not long_words and not citations:
@@ -140,6 +145,8 @@ def _kept(page: PageText, rules: C4Quality,
                     reason = "policy"
                 else:
                     kept.append((line, lowered))
+                    if len(kept) == up_to:
+                        break
         if judged is not None:
             judged.append((line, reason))
     return kept

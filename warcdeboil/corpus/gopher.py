@@ -100,8 +100,8 @@ def _stop_words_found(page: PageText, stop_words: tuple[str, ...], any_case: boo
     """How many of the stop words occur: as listed, or also capitalised or in capitals."""
     stop_words = tuple(dict.fromkeys(stop_words))
     if not any_case:
-        return int(page.present(list(stop_words)).sum())
-    forms = [form for word in stop_words for form in (word, word.capitalize(), word.upper())]
+        return int(page.present(stop_words).sum())
+    forms = tuple(form for word in stop_words for form in (word, word.capitalize(), word.upper()))
     return int(page.present(forms).reshape(len(stop_words), 3).any(axis=1).sum())
 
 

@@ -9,7 +9,8 @@ and blank lines do not change any figure.
 
 from __future__ import annotations
 
-from functools import cached_property
+import re
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from .words import (
 __all__ = ["PageText"]
 
 _FLAGS = np.uint64((1 << FLAG_BITS) - 1)
+_BLANK_LINES = re.compile("\n\n+")
 
 
 class PageText:
@@ -44,23 +46,20 @@ class PageText:
         cache.next_text()
 
     @cached_property
+    def _stripped(self) -> list[str]:
+        """Every line of the text, blank ones too, without the white space at its ends."""
+        return list(map(str.strip, self.text.splitlines()))
+
+    @cached_property
     def lines(self) -> list[str]:
-        return list(filter(None, map(str.strip, self.text.splitlines())))
+        return list(filter(None, self._stripped))
 
     @cached_property
     def paragraphs(self) -> list[str]:
-        """Each paragraph's lines joined by line breaks."""
-        found = []
-        current: list[str] = []
-        for line in map(str.strip, self.text.splitlines()):
-            if line:
-                current.append(line)
-            elif current:
-                found.append("\n".join(current))
-                current = []
-        if current:
-            found.append("\n".join(current))
-        return found
+        """Each paragraph's lines joined by line breaks: the lines joined by line breaks, cut
+        where a blank line leaves two or more in a row (a stripped line holds none)."""
+        joined = "\n".join(self._stripped).strip("\n")
+        return _BLANK_LINES.split(joined) if joined else []
 
     @cached_property
     def chars(self) -> int:
@@ -101,9 +100,9 @@ class PageText:
         return (int(np.count_nonzero(flags & ALPHABETIC)), int(np.count_nonzero(flags & PROPER)),
                 int(np.count_nonzero(spaced)), int(self.word_lengths[spaced].sum()))
 
-    def present(self, words: list[str]) -> np.ndarray:
+    def present(self, words: tuple[str, ...]) -> np.ndarray:
         """Which of ``words`` occur in the page."""
-        wanted = np.array([word_id(word) for word in words], np.uint64)
+        wanted = _word_ids(words)
         if not self.word_count:
             return np.zeros(len(words), bool)
         ids = np.sort(self.word_ids)
@@ -113,3 +112,10 @@ class PageText:
     def line_words(self, line: str) -> list[str]:
         """The words of one line (of any text)."""
         return self._cache.words(line)
+
+
+@lru_cache(maxsize=64)
+def _word_ids(words: tuple[str, ...]) -> np.ndarray:
+    """The ids of a list of words (the filters' stop words: the same few lists on every
+    page, hashed once)."""
+    return np.array([word_id(word) for word in words], np.uint64)

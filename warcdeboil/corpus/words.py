@@ -161,10 +161,17 @@ def split_chunk(chunk: str) -> tuple[str, ...]:
         if mark in _LAST_MARKS and word.isalpha() and word.lower() not in _INFORMAL \
                 and word not in _WHOLE and (mark != "." or not _keeps_period(chunk)):
             return word, mark
+        if (framed := _framed(chunk)) is not None:
+            return framed
     elif unspaced(chunk):
         return tuple(units.unfolded_units(chunk)[0])
     elif chunk.isalpha():
         return (chunk,)
+    return _split_marks(chunk)
+
+
+def _split_marks(chunk: str) -> tuple[str, ...]:
+    """split_chunk's general case: marks split off the edges one at a time, then inside."""
     if chunk in _WHOLE:
         return _WHOLE[chunk]
     head: list[str] = []
@@ -195,6 +202,32 @@ def split_chunk(chunk: str) -> tuple[str, ...]:
             continue
         break
     return (*head, *(_inner(chunk) if chunk else ()), *reversed(tail))
+
+
+# An ASCII word (or words joined by single hyphens: "well-known") with at most one opening mark
+# before it and closing marks after it, a period only first among them: ``(word``, ``"word,"``,
+# ``well-known.)``. The loop of split_chunk splits every such mark off alone and the hyphens
+# between the words (_INFIX), but for a period of an abbreviation, and English words split in
+# two (_INFORMAL, _WHOLE); _framed gives the same words in one match.
+_FRAMED = re.compile(r"([\"'(]?)([A-Za-z]+(?:-[A-Za-z]+)*)(\.?[,;:!?)\"']*)")
+
+
+def _framed(chunk: str) -> tuple[str, ...] | None:
+    """split_chunk's words of an ASCII piece of :data:`_FRAMED`'s form, else None."""
+    found = _FRAMED.fullmatch(chunk)
+    if found is None:
+        return None
+    opening, core, closing = found.groups()
+    if "-" in core:
+        words = core.split("-")
+        inner = [part for word in words for part in ("-", word)][1:]
+    elif core.lower() in _INFORMAL or core in _WHOLE:
+        return None
+    else:
+        inner = [core]
+    if closing[:1] == "." and _keeps_period(core + "."):
+        return None
+    return (*opening, *inner, *closing)
 
 
 def _suffix(chunk: str) -> re.Match[str] | None:
@@ -263,16 +296,29 @@ class _Generation(dict[str, bytes]):
 
     def __missing__(self, chunk: str) -> bytes:
         entry = self.older.get(chunk)
-        if entry is None and chunk.isascii() and chunk.isalpha() \
-                and chunk.lower() not in _INFORMAL and chunk not in _WHOLE:
-            # The commonest piece not seen yet: one word of ASCII letters (split_chunk's and
-            # word_code's answer for it, without their calls).
-            entry = ((word_id(chunk) << LENGTH_BITS | min(len(chunk), MAX_LENGTH))
-                     << FLAG_BITS | _ASCII_WORD).to_bytes(8, sys.byteorder)
-        elif entry is None:
-            entry = b"".join(map(self.codes.__getitem__, split_chunk(chunk)))
+        if entry is None:
+            if not chunk.isascii():
+                entry = b"".join(map(self.codes.__getitem__, split_chunk(chunk)))
+            elif chunk.isalpha() and chunk.lower() not in _INFORMAL and chunk not in _WHOLE:
+                # The commonest piece not seen yet: one word of ASCII letters (split_chunk's
+                # and word_code's answer for it, without their calls).
+                entry = _ascii_word_code(chunk)
+            elif (mark := chunk[-1]) in _LAST_MARKS and (word := chunk[:-1]).isalpha() \
+                    and word.lower() not in _INFORMAL and word not in _WHOLE \
+                    and (mark != "." or not _keeps_period(chunk)):
+                # The next commonest: such a word and a mark after it (split_chunk's first
+                # answer for ASCII, its word's code worked out as above).
+                entry = _ascii_word_code(word) + self.codes[mark]
+            else:
+                entry = b"".join(map(self.codes.__getitem__, split_chunk(chunk)))
         self[chunk] = entry
         return entry
+
+
+def _ascii_word_code(word: str) -> bytes:
+    """:func:`word_code` of a word of ASCII letters, as 8 bytes."""
+    return ((word_id(word) << LENGTH_BITS | min(len(word), MAX_LENGTH))
+            << FLAG_BITS | _ASCII_WORD).to_bytes(8, sys.byteorder)
 
 
 # Pieces a generation holds. Two generations at most, with their words' codes: about 80 MiB
