@@ -43,7 +43,9 @@ VANISH_SECONDS = 15  # for the killed worker's executor to notice and end (about
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     pytest.importorskip("pyspark", reason="the Spark engine's tests need pip install '.[spark]'")
     if shutil.which("java") is None:
-        pytest.skip("Spark needs a Java runtime")
+        # As the local-session tests do (they fail in build_session): a missing runtime is a
+        # broken set-up, not a reason to pass without testing (.ci/run installs one).
+        pytest.fail("Spark needs a Java runtime (apt-get install default-jre-headless)")
     standalone = load_script("spark_standalone", ROOT / "scripts" / "spark_standalone.py")
     with standalone.StandaloneCluster(tmp_path_factory.mktemp("cluster")) as running:
         yield running
