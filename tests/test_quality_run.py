@@ -303,3 +303,20 @@ def test_the_filters_judge_the_text_after_the_language_model(crawl: Path, tmp_pa
         assert page["quality_flags"] == filters.flags(page["text"], page["language"] or "")
     assert summary["quality"]["pages_flagged"] == sum(bool(p["quality_flags"]) for p in pages)
     assert summary["pages"] == len(pages) + summary["pages_dropped_perplexity"]
+
+
+@pytest.mark.parametrize("redact", [False, True], ids=["filters", "filters-and-pii"])
+def test_the_filters_read_the_language_by_the_runs_model(tmp_path: Path, write_archive,
+                                                         redact: bool) -> None:
+    """With --language-model, the language the filters (and PII redaction) find for a page is
+    the given model's, as JSONL's ``language`` without them."""
+    from test_language import KLINGON, _tiny_model
+
+    model = str(_tiny_model(tmp_path))
+    records = [warc_record("response", f"https://a.example/tlh/{i}", http_response(
+        f"<html><body><p>{KLINGON}</p><p>someone{i}@example.org</p></body></html>"
+        .encode())) for i in range(3)]
+    src = write_archive(tmp_path / "in.warc.gz", records, Codec.GZIP)
+    clean([src], tmp_path / "out", Options(workers=1, format=OutputFormat.JSONL, quality=ALL,
+                                           language_model=model, redact_pii=redact))
+    assert [p["language"] for p in jsonl_pages(tmp_path / "out")] == ["tlh"] * 3

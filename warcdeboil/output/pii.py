@@ -12,12 +12,12 @@ from warcdeboil.page.pii import Counts, Redactor
 from warcdeboil.warc.reader import WarcRecord
 from warcdeboil.warc.tally import Tally
 
-from .sink import PageResult, Sink
+from .sink import PageResult, Sink, TextStage
 
 if TYPE_CHECKING:
     from warcdeboil.page.content import Extraction
 
-__all__ = ["RedactingSink", "redact_cleaning", "redact_result"]
+__all__ = ["RedactingSink", "redact_cleaning"]
 
 
 def redact_cleaning(
@@ -33,19 +33,6 @@ def redact_cleaning(
     return replace(cleaned, text=text), content, counts
 
 
-def redact_result(redactor: Redactor, result: PageResult, language_model: str = "") -> PageResult:
-    """The page redacted (:func:`redact_cleaning`), its counts in ``pii``. The language is
-    identified on the text before redaction (by the model at ``language_model``, ``""`` the
-    default), so that redacting changes nothing else."""
-    cleaned, content, counts = redact_cleaning(redactor, result.cleaned, result.content)
-    language = result.language
-    if language is None and cleaned is not result.cleaned:
-        from warcdeboil.page.language import identify  # text outputs only
-
-        language = identify(result.cleaned.text, model=language_model)
-    return replace(result, cleaned=cleaned, content=content, language=language, pii=counts)
-
-
 def _redacted_blocks(redactor: Redactor, content: Extraction) -> Extraction:
     # A block's text is one of the page text's lines, and no address spans a line: the blocks
     # hold the same addresses as the text, counted there.
@@ -57,34 +44,26 @@ def _redacted_blocks(redactor: Redactor, content: Extraction) -> Extraction:
     return Extraction(blocks, content.removed)
 
 
-class RedactingSink(Sink):
+class RedactingSink(TextStage):
     """Text outputs with --redact-pii: each page redacted, counted, then passed on."""
 
     def __init__(self, inner: Sink, tally: Tally, language_model: str = "") -> None:
-        assert not inner.wants_html  # WARC output takes no --redact-pii (Options refuses it)
-        self._inner = inner
+        super().__init__(inner, language_model)
         self._tally = tally
         self._redactor = Redactor()
-        self._language_model = language_model
-
-    def begin(self, first: WarcRecord) -> None:
-        self._inner.begin(first)
 
     def page(
         self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
         html: bytes | None,
     ) -> None:
-        redacted = redact_result(self._redactor, result, self._language_model)
+        cleaned, content, counts = redact_cleaning(self._redactor, result.cleaned,
+                                                   result.content)
+        if cleaned is not result.cleaned:
+            self.language_of(result)  # of the text before: redacting changes nothing else
         tally = self._tally
-        assert redacted.pii is not None
-        tally.pii_email += redacted.pii["email"]
-        tally.pii_ipv4 += redacted.pii["ipv4"]
-        tally.pii_ipv6 += redacted.pii["ipv6"]
-        tally.text_chars += len(redacted.cleaned.text) - len(result.cleaned.text)  # as written
-        self._inner.page(redacted, record, page, html)
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def discard(self) -> None:
-        self._inner.discard()
+        tally.pii_email += counts["email"]
+        tally.pii_ipv4 += counts["ipv4"]
+        tally.pii_ipv6 += counts["ipv6"]
+        tally.text_chars += len(cleaned.text) - len(result.cleaned.text)  # as written
+        self._inner.page(replace(result, cleaned=cleaned, content=content, pii=counts), record,
+                         page, html)

@@ -18,7 +18,7 @@ from warcdeboil.warc.names import escape_name
 from warcdeboil.warc.reader import WarcRecord
 from warcdeboil.warc.tally import Tally
 
-from .sink import PageResult, Sink
+from .sink import PageResult, Sink, TextStage
 
 if TYPE_CHECKING:
     from warcdeboil.corpus.settings import QualitySettings
@@ -26,33 +26,26 @@ if TYPE_CHECKING:
 __all__ = ["QualitySink", "excluded_line"]
 
 
-class QualitySink(Sink):
+class QualitySink(TextStage):
     """Flags each page; passes it on unless ``settings.drop`` and it is flagged, when it goes
     to ``excluded`` (one JSON line) instead."""
 
     def __init__(self, inner: Sink, settings: QualitySettings, tally: Tally,
-                 source_path: str, excluded: BinaryIO | None = None) -> None:
-        assert not inner.wants_html  # WARC output takes no quality filters (Options refuses)
-        self._inner = inner
+                 source_path: str, excluded: BinaryIO | None = None,
+                 language_model: str = "") -> None:
+        super().__init__(inner, language_model)
         self._filters = settings.filters()
         self._drop = settings.drop
         self._tally = tally
         self._excluded = excluded
         self._warc_file = escape_name(os.path.basename(source_path))
 
-    def begin(self, first: WarcRecord) -> None:
-        self._inner.begin(first)
-
     def page(
         self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
         html: bytes | None,
     ) -> None:
-        from warcdeboil.page.language import identify  # text outputs identify it anyway
-
         text = result.cleaned.text
-        if result.language is None:  # the output would identify it: identified once here
-            result.language = identify(text)
-        flags = self._filters.flags(text, result.language.language)
+        flags = self._filters.flags(text, self.language_of(result).language)
         result.quality_flags = flags
         tally = self._tally
         if flags:
@@ -66,12 +59,6 @@ class QualitySink(Sink):
                     self._excluded.write(excluded_line(result, self._warc_file))
                 return
         self._inner.page(result, record, page, html)
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def discard(self) -> None:
-        self._inner.discard()
 
 
 def excluded_line(result: PageResult, warc_file: str) -> bytes:

@@ -10,14 +10,14 @@ from warcdeboil.page.html import HtmlPage
 from warcdeboil.warc.reader import WarcRecord
 from warcdeboil.warc.tally import Tally
 
-from .sink import PageResult, Sink
+from .sink import PageResult, Sink, TextStage
 
 if TYPE_CHECKING:
     # Imported where used: a template-mode run (WARC output, no --lm, no URL rules) needs none.
     from warcdeboil.lm.scoring import PageScorer
 
 
-class ScoringSink(Sink):
+class ScoringSink(TextStage):
     """Text outputs with --lm: pages gathered a batch at a time, scored together (see
     ``PageScorer.score_many``), filtered, then passed on in their order."""
 
@@ -28,16 +28,12 @@ class ScoringSink(Sink):
                  stored: Iterator[tuple[int, float | None, str]] | None = None) -> None:
         """``stored``: (ordinal, perplexity, language) of every page in order, as the stage
         before pass 2 scored them (no line score needed): the pages are not scored again."""
-        assert not inner.wants_html  # WARC output takes no --lm (Options refuses it)
+        super().__init__(inner)
         self._stored = stored
-        self._inner = inner
         self._scorer = scorer
         self._tally = tally
         self._pending: list[PageResult] = []
         self._chars = 0
-
-    def begin(self, first: WarcRecord) -> None:
-        self._inner.begin(first)
 
     def page(
         self, result: PageResult, record: WarcRecord | None, page: HtmlPage | None,
@@ -90,7 +86,4 @@ class ScoringSink(Sink):
 
     def close(self) -> None:
         self._flush()
-        self._inner.close()
-
-    def discard(self) -> None:
-        self._inner.discard()
+        super().close()

@@ -1,9 +1,9 @@
 """Where pass 2 writes: a sink per output format takes every record of an input in order.
 
-:class:`Sink` is the interface (:mod:`.warc`, :mod:`.wet` and :mod:`.jsonl` implement it,
-:mod:`.scoring` puts the language model's filters in front of a text sink, :mod:`.quality` the
-quality filters, and :mod:`.pii` the redaction of addresses); :class:`PageResult` is one cleaned
-page as a sink gets it."""
+:class:`Sink` is the interface (:mod:`.warc`, :mod:`.wet` and :mod:`.jsonl` implement it);
+:class:`TextStage` is a step in front of a text output's sink (:mod:`.scoring`, the language
+model's filters; :mod:`.quality`, the quality filters; :mod:`.pii`, the redaction of addresses);
+:class:`PageResult` is one cleaned page as a sink gets it."""
 
 from __future__ import annotations
 
@@ -91,3 +91,31 @@ class Sink(ABC):
 
     def discard(self) -> None:
         """The output will not be kept: drop what was written beside it."""
+
+
+class TextStage(Sink):
+    """A step in front of a text output's sink: it passes each page on to ``inner`` (changed,
+    or not at all), and the input's beginning, end and discarding as they come."""
+
+    def __init__(self, inner: Sink, language_model: str = "") -> None:
+        assert not inner.wants_html  # text outputs only (Options refuses the others)
+        self._inner = inner
+        self._language_model = language_model  # --language-model ("": the default model)
+
+    def begin(self, first: WarcRecord) -> None:
+        self._inner.begin(first)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def discard(self) -> None:
+        self._inner.discard()
+
+    def language_of(self, result: PageResult) -> Guess:
+        """The language of the page's text, identified once by the run's model and kept on the
+        page (the output would identify it otherwise)."""
+        if result.language is None:
+            from warcdeboil.page.language import identify  # text outputs only
+
+            result.language = identify(result.cleaned.text, model=self._language_model)
+        return result.language

@@ -172,7 +172,8 @@ def _apply(
             if job.quality is not None:
                 from warcdeboil.output.quality import QualitySink  # only with --quality-filters
 
-                sink = QualitySink(sink, job.quality, tally, job.path, excluded)
+                sink = QualitySink(sink, job.quality, tally, job.path, excluded,
+                                   job.language_model)
             if scorer is not None:
                 stored = None
                 if job.scores_store is not None and not scorer.needs_lines:
