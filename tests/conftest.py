@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -289,6 +290,43 @@ def pages_crawl(count: int = 5) -> list[tuple[list[tuple[str, str]], bytes]]:
     for url, html in site_pages("pages.example", count):
         records.append(warc_record("response", url, http_response(html.encode())))
     return records
+
+
+def request_response_crawl(pages: list[tuple[str, str]]) -> list[bytes]:
+    """A warcinfo record, then a request and a response record for each (url, html) page."""
+    records = [warc_record("warcinfo", "", b"software: tests\r\n",
+                           content_type="application/warc-fields")]
+    for url, html in pages:
+        records.append(warc_record("request", url, f"GET {url} HTTP/1.1\r\n\r\n".encode()))
+        records.append(warc_record("response", url, http_response(html.encode())))
+    return records
+
+
+def lines_kept(pages: list[dict], scores: str, limit: float) -> tuple[dict[str, str], int]:
+    """What a line filter at ``limit`` leaves of JSONL ``pages``, worked out from their
+    unfiltered text and each line's score in the field ``scores`` (a line without a score is
+    kept): the text by URL, and how many lines go."""
+    kept_text, dropped = {}, 0
+    for page in pages:
+        kept = [line for line, score in zip(page["text"].split("\n"), page[scores], strict=True)
+                if score is None or score <= limit]
+        dropped += len(page[scores]) - len(kept)
+        kept_text[page["url"]] = "\n".join(kept)
+    return kept_text, dropped
+
+
+def count_char_lookups(model: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The rows of each lookup the language model's character model makes from now on (the
+    list fills as it is used)."""
+    seen: list[int] = []
+    lookups = model.chars._log10_probs
+
+    def counted(rows: Any) -> Any:
+        seen.append(len(rows))
+        return lookups(rows)
+
+    monkeypatch.setattr(model.chars, "_log10_probs", counted)
+    return seen
 
 
 def pywb_bad_arc() -> bytes:

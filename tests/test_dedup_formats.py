@@ -13,7 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import ArchiveBuilder, http_response, shared_file, site_pages, warc_record
+from conftest import (
+    ArchiveBuilder,
+    request_response_crawl,
+    shared_file,
+    site_pages,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,15 +46,6 @@ RUNS = {
     "jsonl template": Options(workers=2, format=OutputFormat.JSONL, mode=Mode.TEMPLATE),
     "markdown drop": Options(workers=1, format=OutputFormat.MARKDOWN, dedup=DedupMode.DROP),
 }
-
-
-def _records(pages: list[tuple[str, str]]) -> list[tuple[list[tuple[str, str]], bytes]]:
-    records = [warc_record("warcinfo", "", b"software: tests\r\n",
-                           content_type="application/warc-fields")]
-    for url, html in pages:
-        records.append(warc_record("request", url, f"GET {url} HTTP/1.1\r\n\r\n".encode()))
-        records.append(warc_record("response", url, http_response(html.encode())))
-    return records
 
 
 def _with_related(html: str, i: int) -> str:
@@ -80,14 +76,14 @@ def link_crawl(tmp_path: Path, write_archive: ArchiveBuilder) -> Path:
         "<p>Second", "<p>Then a third short paragraph of it.</p><p>Second")) for url, html in news]
     story = dict(news)[STORY]
     news.append((COPY, story))
-    write_archive(src / "a.warc.gz", _records(news), Codec.GZIP)
+    write_archive(src / "a.warc.gz", request_response_crawl(news), Codec.GZIP)
     article = story[story.index("<article>"):story.index("</article>")] + "</article>"
     wire = []
     for url, html in site_pages("wire.example", 4, article_words=40):
         if url == SYNDICATED:
             html = html[: html.index("<article>")] + article + html[html.index("<footer>"):]
         wire.append((url, html.replace("Headline number", "Wire headline")))
-    write_archive(src / "b.warc.gz", _records(wire), Codec.GZIP)
+    write_archive(src / "b.warc.gz", request_response_crawl(wire), Codec.GZIP)
     return src
 
 

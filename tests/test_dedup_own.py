@@ -8,7 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ArchiveBuilder, http_response, shared_file, site_pages, warc_record
+from conftest import (
+    ArchiveBuilder,
+    request_response_crawl,
+    shared_file,
+    site_pages,
+)
 
 from warcdeboil.dedup import DedupStats, PageText, iter_url_groups
 from warcdeboil.dedup.detect import duplicate_groups
@@ -46,15 +51,6 @@ def _page(title: str, main: str, visits: int) -> str:
             "<div id='foot'>(c) the site, all rights reserved</div></body></html>")
 
 
-def _records(pages: list[tuple[str, str]]) -> list[tuple[list[tuple[str, str]], bytes]]:
-    records = [warc_record("warcinfo", "", b"software: tests\r\n",
-                           content_type="application/warc-fields")]
-    for url, html in pages:
-        records.append(warc_record("request", url, f"GET {url} HTTP/1.1\r\n\r\n".encode()))
-        records.append(warc_record("response", url, http_response(html.encode())))
-    return records
-
-
 @pytest.fixture
 def small_sites(tmp_path: Path, write_archive: ArchiveBuilder) -> Path:
     """stats.example: two different pages (a rider's, a player's) under one big sidebar, most
@@ -82,7 +78,7 @@ def small_sites(tmp_path: Path, write_archive: ArchiveBuilder) -> Path:
     pages += list(news.items())
     pages.append((WIRE, "<html><head><title>Wire</title></head><body><div>Wire service</div>"
                         f"{article}<p>Distributed by the wire.</p></body></html>"))
-    write_archive(src / "a.warc.gz", _records(pages), Codec.GZIP)
+    write_archive(src / "a.warc.gz", request_response_crawl(pages), Codec.GZIP)
     return src
 
 

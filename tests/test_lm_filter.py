@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import jsonl_pages, shared_file
+from conftest import jsonl_pages, lines_kept, shared_file
 from typer.testing import CliRunner
 
 from warcdeboil.cli import app
@@ -89,12 +89,7 @@ def test_filters_drop_exactly_what_is_above_the_limits(
     scores = sorted(s for p in whole for s in p["line_perplexities"] if s is not None)
     max_line = scores[len(scores) * 3 // 4]  # a quarter of the lines go
     # What the filters should leave, worked out here from the unfiltered text.
-    expected_text, dropped_lines = {}, 0
-    for page in whole:
-        kept = [line for line, s in zip(page["text"].split("\n"), page["line_perplexities"],
-                                        strict=True) if s is None or s <= max_line]
-        dropped_lines += len(page["line_perplexities"]) - len(kept)
-        expected_text[page["url"]] = "\n".join(kept)
+    expected_text, dropped_lines = lines_kept(whole, "line_perplexities", max_line)
     page_scores = sorted(model.perplexity(t) for t in expected_text.values() if t.strip())
     max_page = page_scores[len(page_scores) * 2 // 3]
     expected_pages = {url for url, t in expected_text.items()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import shared_file
+from conftest import count_char_lookups, shared_file
 
 from warcdeboil import LanguageModel
 from warcdeboil.errors import InputError
@@ -130,14 +130,7 @@ def test_the_filter_scores_in_full_only_lines_near_its_limit(
     signals, units, _ = lower_signals(model, text, scan)
     assert model.calibration is not None
     assert (model.calibration.scores(signals, units) <= exact).all()
-    seen: list[int] = []
-    lookups = model.chars._log10_probs
-
-    def counted(rows: np.ndarray) -> np.ndarray:
-        seen.append(len(rows))
-        return lookups(rows)
-
-    monkeypatch.setattr(model.chars, "_log10_probs", counted)
+    seen = count_char_lookups(model, monkeypatch)
     for limit, share in ((0.9995, 0.8), (0.9999, 0.3)):
         seen.clear()
         gated = filter_scores(model, scan, limit)

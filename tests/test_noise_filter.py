@@ -9,9 +9,15 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
-from conftest import FIXTURES, calibrated_model, jsonl_pages, shared_file
+from conftest import (
+    FIXTURES,
+    calibrated_model,
+    count_char_lookups,
+    jsonl_pages,
+    lines_kept,
+    shared_file,
+)
 from typer.testing import CliRunner
 
 from warcdeboil.cli import app
@@ -140,12 +146,7 @@ def test_the_noise_filter_drops_exactly_the_lines_above_its_limit(
         model_path: Path, archive: Path, whole: list[dict], tmp_path: Path) -> None:
     scores = sorted(s for page in whole for s in page["line_noise"] if s is not None)
     limit = scores[len(scores) * 4 // 5]  # a fifth of the lines go
-    expected, dropped = {}, 0
-    for page in whole:
-        kept = [line for line, s in zip(page["text"].split("\n"), page["line_noise"],
-                                        strict=True) if s is None or s <= limit]
-        dropped += len(page["line_noise"]) - len(kept)
-        expected[page["url"]] = "\n".join(kept)
+    expected, dropped = lines_kept(whole, "line_noise", limit)
     assert dropped > 100
     summary = _clean(archive, tmp_path / "md", "-f", "markdown", "--lm", str(model_path),
                      "--max-line-noise", str(limit), "--line-noise")
@@ -263,14 +264,7 @@ def test_the_filter_alone_scores_in_full_only_lines_near_its_limit(
     every line is scored in full."""
     model = LanguageModel.load(model_path)
     assert model.chars is not None
-    seen: list[int] = []
-    lookups = model.chars._log10_probs
-
-    def counted(rows: np.ndarray) -> np.ndarray:
-        seen.append(len(rows))
-        return lookups(rows)
-
-    monkeypatch.setattr(model.chars, "_log10_probs", counted)
+    seen = count_char_lookups(model, monkeypatch)
     pages = [(CleanText(page["text"], 0), None) for page in whole]
     read = {}
     for line_noise in (False, True):
