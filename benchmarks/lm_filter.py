@@ -60,11 +60,14 @@ def run_clean(inputs: list[Path], out: Path, *options: str) -> list[dict[str, An
     return pages
 
 
-def filtered(page: dict[str, Any], limit: float | None) -> str:
+def filtered(page: dict[str, Any], limit: float | None,
+             scores: str = "line_perplexities") -> str:
+    """The text a line filter at ``limit`` keeps of a page, by each line's score in the field
+    ``scores`` (None: the whole text)."""
     if limit is None:
         return str(page["text"])
     lines = page["text"].split("\n")
-    return "\n".join(line for line, score in zip(lines, page["line_perplexities"], strict=True)
+    return "\n".join(line for line, score in zip(lines, page[scores], strict=True)
                      if score is None or score <= limit)
 
 
@@ -92,11 +95,9 @@ def f1_table(eval_dir: Path, tmp: Path) -> dict[str, Any]:
 def noise_filtered(page: dict[str, Any], limit: float | None, own: str) -> str:
     """The text ``--max-line-noise limit`` keeps of a page written with every line's noise
     score (a page of another language than ``own``, the model's, keeps every line)."""
-    if limit is None or (page["language"] and page["language"] != own):
+    if page["language"] and page["language"] != own:
         return str(page["text"])
-    lines = page["text"].split("\n")
-    return "\n".join(line for line, score in zip(lines, page["line_noise"], strict=True)
-                     if score is None or score <= limit)
+    return filtered(page, limit, "line_noise")
 
 
 def noise_table(eval_dir: Path, tmp: Path) -> dict[str, Any]:
