@@ -37,7 +37,6 @@ from typing import IO
 MARK = "WARCDEBOIL_TEST_CLUSTER"
 """The environment variable that marks the cluster's processes: ``TOKEN:ROLE``."""
 LOOPBACK = "127.0.0.1"
-MASTER_ATTEMPTS = 3  # starts of a master that ends at once with an empty log
 START_SECONDS = 180.0  # a JVM starts in seconds; a loaded 2-core machine needs the margin
 POLL_SECONDS = 0.05
 _MASTER_URL = re.compile(rb"Starting Spark master at (spark://\S+)")
@@ -129,18 +128,9 @@ class StandaloneCluster:
         (self.base / "jvm-tmp").mkdir(parents=True, exist_ok=True)
         conf = self.base / "conf" / "daemons.properties"
         conf.write_text("".join(f"{k} {v}\n" for k, v in DAEMON_CONF.items()), encoding="utf-8")
-        for attempt in range(1, MASTER_ATTEMPTS + 1):
-            self._spawn("master", ["org.apache.spark.deploy.master.Master", *self._common()],
-                        self.env("master"))
-            try:
-                found = self._wait(self.log("master"), _MASTER_URL, 1)
-                break
-            except ClusterError:
-                # A master that ended at once without a line of log (seen in about half of the
-                # suite's runs after the local-session tests, never alone; cause not found yet)
-                # is started again; one still running, or a second failure, is the error.
-                if attempt == MASTER_ATTEMPTS or self.processes("master"):
-                    raise
+        self._spawn("master", ["org.apache.spark.deploy.master.Master", *self._common()],
+                    self.env("master"))
+        found = self._wait(self.log("master"), _MASTER_URL, 1)
         self.master_url = found[0].group(1).decode()
         for i in range(self.workers):
             self.worker_pids.append(0)
