@@ -182,8 +182,8 @@ class StandaloneCluster:
             found = list(pattern.finditer(log.read_bytes()))
             if len(found) >= count:
                 return found
-            if not self.processes():
-                break
+            if all(process.poll() is not None for process in self._daemons):
+                break  # every daemon started here has ended: nothing more will be logged
             time.sleep(POLL_SECONDS)
         tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
         raise ClusterError(f"{log.name}: no {pattern.pattern.decode()!r} after "
