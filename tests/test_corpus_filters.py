@@ -7,18 +7,20 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
-from conftest import FIXTURES, jsonl_pages
+from conftest import FIXTURES, SHARED, jsonl_pages
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from warcdeboil.corpus import QualityConfig, QualityFilters, filter_names, load_config
-from warcdeboil.corpus import words as words_module
+from warcdeboil.corpus import codes as codes_module
 from warcdeboil.corpus.c4 import C4Quality, _sentences, c4_lines
+from warcdeboil.corpus.codes import WordCache
 from warcdeboil.corpus.config import config_from_mapping
 from warcdeboil.corpus.fineweb import FineWebQuality
 from warcdeboil.corpus.gopher import GopherQuality, GopherRepetition
-from warcdeboil.corpus.words import WordCache, _framed, _split_marks, split_chunk, word_code
+from warcdeboil.corpus.words import _framed, _split_marks, split_chunk, word_code
 from warcdeboil.errors import ConfigError
 
 VOCABULARY = (
@@ -480,8 +482,67 @@ def test_the_codes_of_a_text_are_those_of_its_words(text: str) -> None:
                                    for word in split_chunk(piece)]
 
 
+_PIECES = st.sampled_from([
+    "the", "The", "said.", "Mr.", "MR.", "J.", "a.", "dont", "DoNt", "cannot", "Cannot", "im",
+    "Im,", "gonna!", "vs.", "Jan.", "Jan,", "word;", "word)", "(word", "e.g.", "Zürich",
+    "Zürich,", "naïve", "é", "e\u0301", "Ελλάδα.", "Москва,", "北京", "กรุง", "𝔘𝔫𝔦", "a𝔘",
+    "\ud800", "x\udfff.", "5km", "3.5", "U.S.", "'s", "-", "—", "…", "well-known,", "ab" * 40,
+    ".", ",", "!!", "a!", "a?", "Ok:", "\x00", "\x1bz", "2009", "2009,", "10.", "3:", "1)", "7'",
+    "0.5", "1990-2000", "3D", "–", "|", "•", "\u0301", "北", "ก", "\uffff", "𝔘", "&", "'",
+    "(word", "“Zürich”", "(1)", "'90", "-30", "(J.", "(Mr.", "“dont", "word’", "$395", "[edit]",
+    "'s", "’s", "(cannot", "(a.", "É.", "Ελλάδα»", "«Москва»", "(word)", "'word'", "(2009.",
+    "(U.S.", "J.)", "(x", "()", "((", "(.", "…", "a…", "¿Qué", "(北京", "北京)", "„Ja“", "(‘"])
+_SPACES = st.sampled_from([" ", "  ", "\n", "\t", "\u00a0", "\u3000", "\x1c", "\u2028", "\x85"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(_SPACES, _PIECES), max_size=60), _SPACES)
+def test_the_passes_over_a_text_give_the_codes_of_its_pieces(pieces: list[tuple[str, str]],
+                                                              end: str) -> None:
+    # The numpy passes (codes.page_codes) against each piece split and coded alone.
+    text = "".join(space + piece for space, piece in pieces) + end
+    assert WordCache().codes(text).tolist() == WordCache().piece_codes(text).tolist() \
+        == [word_code(word) for piece in text.split() for word in split_chunk(piece)]
+
+
+def test_the_passes_give_the_codes_of_every_eval_page() -> None:
+    # Every page text of ../shared/eval's gold files: the same codes both ways, through one
+    # cache (the pieces each way shared, as in a run).
+    import gzip
+    import json
+
+    golds = sorted((SHARED / "eval").glob("*.gold.jsonl.gz"))
+    if not golds:
+        pytest.skip("../shared/eval is not here")
+    cache, oracle = WordCache(), WordCache()
+    pages = 0
+    for gold in golds:
+        with gzip.open(gold, "rt", encoding="utf-8") as lines:
+            for line in lines:
+                text = json.loads(line).get("text") or ""
+                cache.next_text()
+                oracle.next_text()
+                assert np.array_equal(cache.codes(text), oracle.piece_codes(text)), gold.name
+                pages += 1
+    assert pages > 2000
+
+
+def test_a_text_over_the_passes_limit_is_coded_piece_by_piece(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "One (two) three, dont Mr. Smith. " * 40
+    whole = WordCache().codes(text)
+    passes = []
+    monkeypatch.setattr(codes_module, "MAX_CHARS", 100)
+    monkeypatch.setattr(codes_module, "page_codes",
+                        lambda *args: passes.append(args[0]) or whole[:0])
+    assert np.array_equal(WordCache().codes(text), whole)
+    assert passes == []
+    WordCache().codes(text[:100])
+    assert passes == [text[:100]]
+
+
 def test_the_cache_of_words_starts_again_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(words_module, "CACHE_SIZE", 3)
+    monkeypatch.setattr(codes_module, "CACHE_SIZE", 3)
     used = QualityFilters()
     pages = [prose(60, i) + ". " + prose(30, i + 9) for i in range(6)]
     assert [used.flags(page) for page in pages] == [QualityFilters().flags(page) for page in pages]

@@ -6,9 +6,10 @@ settable from a TOML file.
 >>> quality_flags("Buy now. Buy now. Buy now.", "en")[:3]
 ['gopher_quality:few_words', 'gopher_quality:alpha_words', 'gopher_quality:stop_words']
 
-:mod:`.words` counts words by script; :mod:`.page` works out a page's lines and words once for
-all filters; :mod:`.gopher`, :mod:`.c4` and :mod:`.fineweb` are the filters; :mod:`.config`
-reads their parameters; :mod:`.filters` names them and gives a page's ``FILTER:REASON`` flags.
+:mod:`.words` counts words by script, :mod:`.codes` codes a page's words for numpy; :mod:`.page`
+works out a page's lines and words once for all filters; :mod:`.gopher`, :mod:`.c4` and
+:mod:`.fineweb` are the filters; :mod:`.config` reads their parameters; :mod:`.filters` names
+them and gives a page's ``FILTER:REASON`` flags.
 ``docs/quality.md`` describes every rule.
 """
 

@@ -16,11 +16,11 @@ from typing import Any
 from ..errors import ConfigError
 from ..page.language import primary_subtag
 from .c4 import c4_quality
+from .codes import WordCache
 from .config import QualityConfig
 from .fineweb import fineweb_quality
 from .gopher import gopher_quality, gopher_repetition
 from .page import PageText
-from .words import WordCache
 
 __all__ = ["FILTERS", "QualityFilters", "filter_names", "quality_flags"]
 

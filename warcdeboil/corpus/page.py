@@ -14,6 +14,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from .codes import WordCache
 from .words import (
     ALPHABETIC,
     FLAG_BITS,
@@ -21,7 +22,6 @@ from .words import (
     MAX_LENGTH,
     PROPER,
     SPACED,
-    WordCache,
     word_id,
 )
 
@@ -74,8 +74,9 @@ class PageText:
 
     @cached_property
     def codes(self) -> np.ndarray:
-        """Each word's code (:func:`.words.word_code`): one pass in C over the pieces."""
-        return np.frombuffer(self._cache.codes(self.text), np.uint64)
+        """Each word's code (:func:`.words.word_code`), from a few passes over the text
+        (:mod:`.codes`)."""
+        return self._cache.codes(self.text)
 
     @property
     def word_count(self) -> int:

@@ -34,13 +34,11 @@ import re
 import sys
 from itertools import chain
 
-from xxhash import xxh3_64_intdigest
-
 from ..lm import units
 
-__all__ = ["ALPHABETIC", "FLAG_BITS", "ID_BITS", "LENGTH_BITS", "MAX_LENGTH", "PROPER",
-           "SENTENCE_TERMINALS", "SPACED", "WordCache", "is_word", "split_chunk",
-           "unspaced", "word_code", "word_id"]
+__all__ = ["ALPHABETIC", "FLAG_BITS", "HASH_BASE", "ID_BITS", "LENGTH_BITS", "MAX_LENGTH",
+           "PROPER", "SENTENCE_TERMINALS", "SPACED", "ascii_word_code", "is_word",
+           "split_chunk", "unspaced", "word_code", "word_hash", "word_id", "words_of"]
 
 # The marks that end a sentence in any script: Unicode's Sentence_Terminal property, as the
 # ``regex`` module (2026.11.19) lists it with \p{Sentence_Terminal}, written out as ranges.
@@ -244,21 +242,35 @@ def _address(piece: str) -> bool:
 
 
 # Each word of a page is one 64-bit code, so that numpy reads a page's words in one pass: its id
-# (the top ID_BITS bits of its xxh3 hash, the language model's token id) above its length in
-# characters (up to MAX_LENGTH) above three flags. Two different words of a page share an id
-# with a chance of about (distinct words)^2 / 2^46: one in 280 million pages of 500 distinct
-# words.
+# (the top ID_BITS bits of its hash) above its length in characters (up to MAX_LENGTH) above
+# three flags. Two different words of a page share an id with a chance of about
+# (distinct words)^2 / 2^46: one in 280 million pages of 500 distinct words.
 ALPHABETIC, PROPER, SPACED = 1, 2, 4  # a letter; a letter or a digit (not a mark); not unspaced
 FLAG_BITS = 3
 LENGTH_BITS = 16
 ID_BITS = 64 - LENGTH_BITS - FLAG_BITS
 MAX_LENGTH = (1 << LENGTH_BITS) - 1  # a longer word counts this many characters
 _ASCII_WORD = ALPHABETIC | PROPER | SPACED
+# A word's hash is the polynomial of its code points in this base, mod 2**64, mixed by
+# splitmix64's finaliser: a polynomial so that numpy can hash every word of a page from one
+# running sum (:mod:`.codes`); the base is odd, so it has an inverse mod 2**64.
+HASH_BASE = 0x100000001B3
+_MASK64 = (1 << 64) - 1
+
+
+def word_hash(word: str) -> int:
+    """A word's 64-bit hash (see :data:`HASH_BASE`)."""
+    h = 0
+    for point in map(ord, word):
+        h = (h * HASH_BASE + point) & _MASK64
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9 & _MASK64
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EB & _MASK64
+    return h ^ (h >> 31)
 
 
 def word_id(word: str) -> int:
-    """A word's id: the top ID_BITS bits of its xxh3 hash (:func:`.units.token_id`'s)."""
-    return xxh3_64_intdigest(word.encode("utf-8", "surrogatepass")) >> (64 - ID_BITS)
+    """A word's id: the top ID_BITS bits of its hash."""
+    return word_hash(word) >> (64 - ID_BITS)
 
 
 def word_code(word: str) -> int:
@@ -273,93 +285,16 @@ def word_code(word: str) -> int:
     return (word_id(word) << LENGTH_BITS | min(len(word), MAX_LENGTH)) << FLAG_BITS | flags
 
 
-class _Codes(dict[str, bytes]):
-    """Word -> its code as 8 bytes, worked out when first asked for."""
-
-    def __missing__(self, word: str) -> bytes:
-        code = self[word] = word_code(word).to_bytes(8, sys.byteorder)
-        return code
-
-
-class _Generation(dict[str, bytes]):
-    """Pieces split lately, each to its words' codes as 8 bytes a word (a page's codes are then
-    one ``bytes.join``, read by numpy without a copy); a piece missing here is taken from the
-    generation before, or split (its words' codes from ``codes``, shared by the generations).
-    Only the codes are kept, not the words: the filters read codes, and a lookup that touches
-    two objects (the key and its bytes) stays in the processor's caches far more often than one
-    that touches four (measured in a content run of dragnet: 0.26 -> 0.19 µs a piece)."""
-
-    def __init__(self, older: dict[str, bytes], codes: _Codes) -> None:
-        super().__init__()
-        self.older = older
-        self.codes = codes
-
-    def __missing__(self, chunk: str) -> bytes:
-        entry = self.older.get(chunk)
-        if entry is None:
-            if not chunk.isascii():
-                entry = b"".join(map(self.codes.__getitem__, split_chunk(chunk)))
-            elif chunk.isalpha() and chunk.lower() not in _INFORMAL and chunk not in _WHOLE:
-                # The commonest piece not seen yet: one word of ASCII letters (split_chunk's
-                # and word_code's answer for it, without their calls).
-                entry = _ascii_word_code(chunk)
-            elif (mark := chunk[-1]) in _LAST_MARKS and (word := chunk[:-1]).isalpha() \
-                    and word.lower() not in _INFORMAL and word not in _WHOLE \
-                    and (mark != "." or not _keeps_period(chunk)):
-                # The next commonest: such a word and a mark after it (split_chunk's first
-                # answer for ASCII, its word's code worked out as above).
-                entry = _ascii_word_code(word) + self.codes[mark]
-            else:
-                entry = b"".join(map(self.codes.__getitem__, split_chunk(chunk)))
-        self[chunk] = entry
-        return entry
-
-
-def _ascii_word_code(word: str) -> bytes:
+def ascii_word_code(word: str) -> bytes:
     """:func:`word_code` of a word of ASCII letters, as 8 bytes."""
     return ((word_id(word) << LENGTH_BITS | min(len(word), MAX_LENGTH))
             << FLAG_BITS | _ASCII_WORD).to_bytes(8, sys.byteorder)
 
 
-# Pieces a generation holds. Two generations at most, with their words' codes: about 80 MiB
-# at 2**17 when each piece also kept its words, measured on the texts of ../shared/eval in one
-# stream (6,000 pages), where 2**16 took 47 MiB and 25 % more CPU (pieces seen again are split
-# again), 2**15 27 MiB and 40 % more.
-CACHE_SIZE = 1 << 17
+def words_of(text: str) -> list[str]:
+    """The words of ``text``, piece by piece.
 
-
-class WordCache:
-    """Each piece of text seen lately, split once: most pieces of a page ("the", "and",
-    "said.") were seen on earlier pages, and a lookup costs a fraction of a split. Bounded: when
-    the current generation holds ``CACHE_SIZE`` pieces, a new one starts, and the pieces the
-    new one asks for again move over from the old one, which goes at the next turn.
+    >>> words_of("It's 5km, Mr. Smith...")
+    ['It', "'s", '5', 'km', ',', 'Mr.', 'Smith', '...']
     """
-
-    def __init__(self) -> None:
-        self._pieces = _Generation({}, _Codes())
-
-    def next_text(self) -> None:
-        """Called before each text: a new generation starts there when this one is full (and
-        the codes of words start again)."""
-        if len(self._pieces) >= CACHE_SIZE:
-            self._pieces.older = {}
-            self._pieces = _Generation(self._pieces, _Codes())
-
-    @property
-    def pieces(self) -> dict[str, bytes]:
-        """Piece -> its words' codes (split when first asked for)."""
-        return self._pieces
-
-    def codes(self, text: str) -> bytes:
-        """The codes of the words of ``text``, 8 bytes each."""
-        return b"".join(map(self._pieces.__getitem__, text.split()))
-
-    def words(self, text: str) -> list[str]:
-        """The words of ``text`` (split again: the cache keeps their codes only).
-
-        >>> WordCache().words("It's 5km, Mr. Smith...")
-        ['It', "'s", '5', 'km', ',', 'Mr.', 'Smith', '...']
-        """
-        return list(chain.from_iterable(map(split_chunk, text.split())))
-
-
+    return list(chain.from_iterable(map(split_chunk, text.split())))
