@@ -1,10 +1,10 @@
-"""The copied-block check (warcdeboil.page.copies): the answers of the search it replaced, over
-the joined text kept so far, on generated pages; its bound on repeated probes; and what it finds
-on the evaluation pages."""
+"""The copied-block check (warcdeboil.page.copies): the probes give the answers of the search over
+the joined text kept so far (the rule as written, the check until issue 38), on generated pages;
+the probes' bound on repeated probes; which of the two a page takes; and what they find on the
+evaluation pages."""
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 
 import pytest
@@ -12,59 +12,21 @@ from conftest import ROOT, SHARED, load_script
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from warcdeboil.page import copies as copies_module
 from warcdeboil.page.content import COPIED_BLOCK, block_verdicts, split_blocks
 from warcdeboil.page.copies import (
     COPY_MIN_CHARS,
     COPY_PROBE_VARIANTS,
     COPY_PROBE_WORDS,
     COPY_PROBES,
-    COPY_SOURCES,
     find_copies,
+    probe_copies,
+    search_copies,
 )
 from warcdeboil.page.dom import remove_template
 
 SETTINGS = settings(max_examples=400, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-
-
-def reference(texts: Sequence[str], chars: Sequence[int], keep: Sequence[bool]) -> list[bool]:
-    """The check as it was until issue 38: each block's probes searched for with str.find in
-    all the text kept before it (quadratic in a page's size), kept here as the answer key."""
-    copied = [False] * len(texts)
-    joined = ""
-    starts: list[int] = []
-    for i, (text, n, ok) in enumerate(zip(texts, chars, keep, strict=True)):
-        if not ok:
-            continue
-        if n >= COPY_MIN_CHARS and joined and _reference_is_copy(text, joined, starts):
-            copied[i] = True
-            continue
-        starts.append(len(joined))
-        joined += " " + text
-    return copied
-
-
-def _reference_is_copy(text: str, joined: str, starts: list[int]) -> bool:
-    head = text.split(" ", COPY_PROBE_WORDS)
-    if len(head) <= COPY_PROBE_WORDS:
-        return False
-    at = joined.find(" ".join(head[:COPY_PROBE_WORDS]))
-    if at < 0:
-        return False
-    sources = {bisect_right(starts, at)}
-    words = text.split(" ")
-    span = len(words) - COPY_PROBE_WORDS
-    misses = 0
-    for k in range(1, COPY_PROBES):
-        first = k * span // (COPY_PROBES - 1)
-        at = joined.find(" ".join(words[first:first + COPY_PROBE_WORDS]))
-        if at < 0:
-            misses += 1
-            if misses > 1:
-                return False
-        else:
-            sources.add(bisect_right(starts, at))
-    return len(sources) >= COPY_SOURCES
 
 
 def most_variants(texts: Sequence[str], chars: Sequence[int], keep: Sequence[bool]) -> int:
@@ -116,7 +78,7 @@ def pages(draw: st.DrawFn, alphabet: st.SearchStrategy[str]) -> tuple[list[str],
 def test_the_answers_of_the_search_over_the_joined_text(page) -> None:
     texts, chars, keep = page
     assume(most_variants(texts, chars, keep) <= COPY_PROBE_VARIANTS)
-    assert find_copies(texts, chars, keep) == reference(texts, chars, keep)
+    assert probe_copies(texts, chars, keep) == search_copies(texts, chars, keep)
 
 
 @SETTINGS
@@ -126,7 +88,7 @@ def test_the_same_answers_for_texts_not_folded(page) -> None:
     # as the search saw the text, whatever a block's text holds.
     texts, chars, keep = page
     assume(most_variants(texts, chars, keep) <= COPY_PROBE_VARIANTS)
-    assert find_copies(texts, chars, keep) == reference(texts, chars, keep)
+    assert probe_copies(texts, chars, keep) == search_copies(texts, chars, keep)
 
 
 def _words(n: int, tag: str) -> list[str]:
@@ -140,8 +102,8 @@ def test_a_copy_joined_from_two_blocks_found_across_their_join() -> None:
     copy = first + " " + second
     texts = [first, second, copy, copy[1:]]
     chars = [len(t) for t in texts]
-    assert find_copies(texts, chars, [True] * 4) == [False, False, True, True]
-    assert reference(texts, chars, [True] * 4) == [False, False, True, True]
+    assert probe_copies(texts, chars, [True] * 4) == [False, False, True, True]
+    assert search_copies(texts, chars, [True] * 4) == [False, False, True, True]
 
 
 def test_probes_past_the_bound_are_not_looked_for() -> None:
@@ -158,8 +120,8 @@ def test_probes_past_the_bound_are_not_looked_for() -> None:
     chars = [len(t) for t in texts]
     keep = [True] * len(texts)
     assert most_variants(texts, chars, keep) == pairs
-    assert reference(texts, chars, keep)[-pairs:] == [True] * pairs
-    assert find_copies(texts, chars, keep)[-pairs:] == [True] * (pairs - 1) + [False]
+    assert search_copies(texts, chars, keep)[-pairs:] == [True] * pairs
+    assert probe_copies(texts, chars, keep)[-pairs:] == [True] * (pairs - 1) + [False]
 
 
 def test_a_page_of_one_repeated_word_is_no_copy_of_one_block() -> None:
@@ -167,7 +129,28 @@ def test_a_page_of_one_repeated_word_is_no_copy_of_one_block() -> None:
     # looked for again. One source block: no copy.
     texts = [" ".join(["la"] * 500)] * 50
     chars = [1000] * 50
-    assert find_copies(texts, chars, [True] * 50) == reference(texts, chars, [True] * 50)
+    assert probe_copies(texts, chars, [True] * 50) == search_copies(texts, chars, [True] * 50)
+
+
+def test_a_page_is_searched_while_the_search_stays_under_its_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The page of the test above: 50 blocks checked, each searched for COPY_PROBES times in at
+    # most all the text kept (each block's 1,499 characters and a space). Up to that budget the
+    # search answers, under it the probes.
+    texts = [" ".join(["la"] * 500)] * 50
+    chars = [1000] * 50
+    worst = 50 * COPY_PROBES * 50 * 1500
+    called = []
+    for name in ("search_copies", "probe_copies"):
+        original = getattr(copies_module, name)
+        monkeypatch.setattr(copies_module, name,
+                            lambda *args, name=name, original=original:
+                            called.append(name) or original(*args))
+    for budget, taken in ((worst, "search_copies"), (worst - 1, "probe_copies")):
+        monkeypatch.setattr(copies_module, "SEARCH_BUDGET", budget)
+        called.clear()
+        assert find_copies(texts, chars, [True] * 50) == [False] * 50
+        assert called == [taken]
 
 
 EVAL_SETS = sorted(p.name.removesuffix(".warc.gz") for p in (SHARED / "eval").glob("*.warc.gz"))
@@ -190,7 +173,7 @@ def test_the_evaluation_pages_as_the_search_judged_them(name: str) -> None:
         keep = [verdict in (None, COPIED_BLOCK) for verdict in verdicts]
         texts, chars = [b.text for b in blocks], [b.chars for b in blocks]
         found = find_copies(texts, chars, keep)
-        assert found == reference(texts, chars, keep)
+        assert found == search_copies(texts, chars, keep) == probe_copies(texts, chars, keep)
         assert found == [verdict == COPIED_BLOCK for verdict in verdicts]
         worst = max(worst, most_variants(texts, chars, keep))
         pages += 1

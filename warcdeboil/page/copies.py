@@ -5,19 +5,26 @@ articleBody, the text of a print or share view), which the content model keeps a
 of prose. :func:`find_copies` says which kept blocks are such copies (see :data:`COPY_SOURCES`
 for the rule); :func:`warcdeboil.page.content.copied_blocks` calls it on a page's blocks.
 
-How, in time linear in the page's text. A *probe* is a run of :data:`COPY_PROBE_WORDS` words of a
-block (its words are one space apart: a block's text is folded). The rule asks where a probe is
-first found, as a substring, in the text kept before its block: the kept blocks joined by a
-space. A probe's inner words hold no space and lie between two spaces, so in the joined text
-they are whole words; only its first word may end a longer word and its last word start one.
-So the probes of every block that could be a copy are known before the page is read, and are
-looked up by their inner words (a dict); the joined text is never built: each kept block's
-words are read once, in order, as it joins, and each run of words whose inner words some probe
-has is matched against those probes. The first match of a probe is its first occurrence, as
-the runs come in text order. Each word of a page is thus looked up once, where the check used
-to search all the text kept so far for each block: a page of 14 MiB of short paragraphs took
-77 CPU-s, and takes 3 (benchmarks/page_size.py). The answers are the search's, but for the
-bound :data:`COPY_PROBE_VARIANTS` (tests/test_copies.py checks both against it).
+Two ways give the same answers. :func:`search_copies` is the rule as written: each block's
+probes searched for in the text kept before it, with ``str.find``. Its work grows with the
+square of a page's text, but for most pages it is the faster (a page's probes are a few dozen
+searches over a few kilobytes, done in C): :func:`find_copies` takes it while its worst case
+stays under :data:`SEARCH_BUDGET` characters searched, and :func:`probe_copies` beyond.
+
+:func:`probe_copies` takes time linear in the page's text. A *probe* is a run of
+:data:`COPY_PROBE_WORDS` words of a block (its words are one space apart: a block's text is
+folded). The rule asks where a probe is first found, as a substring, in the text kept before its
+block: the kept blocks joined by a space. A probe's inner words hold no space and lie between
+two spaces, so in the joined text they are whole words; only its first word may end a longer
+word and its last word start one. So the probes of every block that could be a copy are known
+before the page is read, and are looked up by their inner words (a dict); the joined text is
+never built: each kept block's words are read once, in order, as it joins, and each run of
+words whose inner words some probe has is matched against those probes. The first match of a
+probe is its first occurrence, as the runs come in text order. Each word of a page is thus
+looked up once, where the search reads all the text kept so far for each block: a page of
+14 MiB of short paragraphs took 77 CPU-s with the search alone, and takes 3
+(benchmarks/page_size.py). The answers are the search's, but for the bound
+:data:`COPY_PROBE_VARIANTS` (tests/test_copies.py checks them against each other).
 """
 
 from __future__ import annotations
@@ -32,7 +39,10 @@ __all__ = [
     "COPY_PROBE_WORDS",
     "COPY_PROBE_VARIANTS",
     "COPY_SOURCES",
+    "SEARCH_BUDGET",
     "find_copies",
+    "probe_copies",
+    "search_copies",
 ]
 
 # A kept block of at least COPY_MIN_CHARS characters goes when its first run of
@@ -55,6 +65,13 @@ COPY_SOURCES = 2
 # ../shared/eval, most pages have no two such probes; the most is 13, on a shop's listing of
 # teasers that each end "... Read more at Weight Lifting Equipment Guide" (tests/test_copies.py).
 COPY_PROBE_VARIANTS = 64
+
+# The most characters search_copies may read on one page: COPY_PROBES searches for each block
+# that may be a copy, each over at most all the text kept. Up to it (100 such blocks and 40,000
+# characters kept) the search costs a few milliseconds at worst. On dragnet's 1,381 pages the
+# search took 0.07 CPU-s where the probes take 0.27 (in one process; benchmarks/speed.py,
+# content JSONL, median of 5: 250 -> 266 pages a CPU-second).
+SEARCH_BUDGET = 1 << 24
 
 _INNER = COPY_PROBE_WORDS - 2  # the words of a probe between its first and its last
 _NEVER = 0  # the probe number of a probe past COPY_PROBE_VARIANTS: never looked for
@@ -189,6 +206,58 @@ def find_copies(texts: Sequence[str], chars: Sequence[int], keep: Sequence[bool]
     >>> find_copies([a, b, a + " " + b], [70, 70, 140], [True, True, True])
     [False, False, True]
     """
+    kept = list(compress(texts, keep))
+    checked = sum(n >= COPY_MIN_CHARS for n in compress(chars, keep))
+    if checked * COPY_PROBES * (len(kept) + sum(map(len, kept))) <= SEARCH_BUDGET:
+        return search_copies(texts, chars, keep)
+    return probe_copies(texts, chars, keep)
+
+
+def search_copies(texts: Sequence[str], chars: Sequence[int],
+                  keep: Sequence[bool]) -> list[bool]:
+    """:func:`find_copies`' answers from a search for each probe in the text kept so far (the
+    rule as written; time quadratic in the page's text)."""
+    copied = [False] * len(texts)
+    joined = ""
+    starts: list[int] = []  # where each kept block's space is in the joined text
+    for i, (text, n, ok) in enumerate(zip(texts, chars, keep, strict=True)):
+        if not ok:
+            continue
+        if n >= COPY_MIN_CHARS and joined and _found_in(text, joined, starts):
+            copied[i] = True
+            continue
+        starts.append(len(joined))
+        joined += " " + text
+    return copied
+
+
+def _found_in(text: str, joined: str, starts: list[int]) -> bool:
+    """Whether ``text``'s first probe and all but one of its others are in ``joined``, found
+    there in COPY_SOURCES different blocks at least."""
+    words = text.split(" ")
+    if len(words) <= COPY_PROBE_WORDS:
+        return False
+    at = joined.find(" ".join(words[:COPY_PROBE_WORDS]))
+    if at < 0:
+        return False
+    sources = {bisect_right(starts, at)}
+    span = len(words) - COPY_PROBE_WORDS
+    misses = 0
+    for k in range(1, COPY_PROBES):
+        first = k * span // (COPY_PROBES - 1)
+        at = joined.find(" ".join(words[first:first + COPY_PROBE_WORDS]))
+        if at < 0:
+            misses += 1
+            if misses > 1:
+                return False
+        else:
+            sources.add(bisect_right(starts, at))
+    return len(sources) >= COPY_SOURCES
+
+
+def probe_copies(texts: Sequence[str], chars: Sequence[int], keep: Sequence[bool]) -> list[bool]:
+    """:func:`find_copies`' answers in time linear in the page's text (see the module's
+    docstring), but for probes past :data:`COPY_PROBE_VARIANTS`."""
     probes = _Probes()
     numbers = [probes.add(text) if ok and n >= COPY_MIN_CHARS else None
                for text, n, ok in zip(texts, chars, keep, strict=True)]
