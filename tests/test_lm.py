@@ -514,3 +514,17 @@ def test_units_folded_one_by_one_are_those_of_the_text_folded_whole() -> None:
     for text in ["ΟΔΟΣ. Β", "ΑΣ.Β ΣΑΣ", "Straße İstanbul ǅ 12,50 €"]:
         distinct, _, numbers = numbered_units(text)
         assert [distinct[n] for n in numbers.tolist()] == split_units(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(st.characters(blacklist_characters="\n"), max_size=6), min_size=1,
+                max_size=30), st.data())
+def test_a_lazy_vocabulary_picks_the_units_of_its_rows(vocabulary: list[str],
+                                                       data: st.DataObject) -> None:
+    # A model's language reads a thousand of its units by row without decoding them all: the
+    # same units as the whole vocabulary decoded, empty ones and the first and last included.
+    from warcdeboil.lm.model import _LazyVocabulary
+
+    blob = "\n".join(vocabulary).encode("utf-8", "surrogatepass")
+    rows = data.draw(st.lists(st.integers(0, len(vocabulary) - 1), max_size=40))
+    assert _LazyVocabulary(blob).pick(rows) == [vocabulary[row] for row in rows]
