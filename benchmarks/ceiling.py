@@ -12,7 +12,10 @@ Per set, mean token F1 per page (in process: site templates fitted as the run fi
 - ``precision ceiling, all``: the same, headings and bylines judged by the gold too;
 - ``no outside headings``: the package's, less the kept headings outside the core
   (``content.core_span``: the deepest candidate subtree holding ``content.CORE_SHARE`` of the
-  kept characters).
+  kept characters);
+- ``no leading headings``: the package's, less the headings that open the kept text when a
+  kept block that is not a heading follows them: the page's headline, as issue 40 asks an
+  option to leave it out of the text (scrapinghub's convention, and trafilatura's).
 
 Recall is not searched: judging the dropped blocks by their share of gold tokens keeps menus
 whose words the text also has, and the package's recall on the sets this was written for is
@@ -71,9 +74,18 @@ def no_outside_headings(blocks: list[Block], keep: list[bool], gold: dict[str, i
             for i, (b, ok) in enumerate(zip(blocks, keep, strict=True))]
 
 
+def no_leading_headings(blocks: list[Block], keep: list[bool], gold: dict[str, int]
+                        ) -> list[bool]:
+    kept = [i for i, ok in enumerate(keep) if ok]
+    first_other = next((i for i in kept if not 1 <= blocks[i].kind <= 6), None)
+    if first_other is None:  # nothing but headings kept: no headline above a text
+        return keep
+    return [ok and i >= first_other for i, ok in enumerate(keep)]
+
+
 JUDGEMENTS: dict[str, Judgement | None] = {
     "shipped": None, "precision ceiling": ceiling, "precision ceiling, all": ceiling_all,
-    "no outside headings": no_outside_headings,
+    "no outside headings": no_outside_headings, "no leading headings": no_leading_headings,
 }
 
 

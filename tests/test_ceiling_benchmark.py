@@ -39,3 +39,22 @@ def test_the_ceilings_drop_kept_junk_and_only_the_first_spares_headlines() -> No
     # The core is the story's div: the headline above it goes, the rest stays.
     assert core_span(blocks, keep) == (2, 5)
     assert kept(ceiling.no_outside_headings(blocks, keep, GOLD)) == texts[1:]
+
+
+def test_the_leading_headings_go_when_a_text_follows_them() -> None:
+    blocks = split_blocks(analyse("<html><body><h1>Seaside town news</h1><h2>Harbour</h2>"
+                                  "<p>Workers finished the harbour wall on Friday.</p>"
+                                  "<h2>Crane</h2><p>The fishermen paid for the crane.</p>"
+                                  "</body></html>", structure=True).marked.decode())
+    texts = [b.text for b in blocks]
+    keep = [True] * len(blocks)
+    kept = [t for t, ok in zip(texts, ceiling.no_leading_headings(blocks, keep, GOLD),
+                               strict=True) if ok]
+    # The headline and the heading right under it go; a heading inside the text stays.
+    assert kept == texts[2:]
+    # The first heading kept opens the text when the one above it was dropped.
+    assert ceiling.no_leading_headings(blocks, [False, *keep[1:]], GOLD) == [False, False,
+                                                                             *keep[2:]]
+    # Nothing but headings kept: nothing goes.
+    only = [True, True, False, True, False]
+    assert ceiling.no_leading_headings(blocks, only, GOLD) == only
