@@ -575,6 +575,43 @@ def test_pii_redaction_equals_the_local_run(spark, tmp_path: Path, write_archive
             {"email": 2, "ipv4": 1, "ipv6": 1}] * 4
 
 
+def test_the_headline_left_out_equals_the_local_run(spark, tmp_path: Path) -> None:
+    """--drop-headline: the same text and counts on both engines."""
+    options = Options(workers=1, format=OutputFormat.JSONL, drop_headline=True)
+    local, distributed = _both(spark, FIXTURES / "crawl", tmp_path, options)
+    _assert_same_outputs(local, distributed)
+    assert sum(page["removed"].get("headline", 0) for page in jsonl_pages(distributed)) == 25
+
+
+def test_lm_auto_trains_on_the_text_without_the_headline_as_locally(
+        spark, tmp_path: Path, write_archive) -> None:
+    """--lm auto with --drop-headline: both engines train the run's models on the text without
+    the headlines (the perplexities depend on it), and write that text."""
+    from warcdeboil.lm.scoring import LmSettings
+
+    src = tmp_path / "crawl"
+    src.mkdir()
+    rng = random.Random(7)
+    words = ["the", "harbour", "wall", "river", "council", "crane", "stone", "fishermen",
+             "volunteers", "library", "budget", "school", "bread", "bakery", "garden", "seeds",
+             "marathon", "museum", "masks", "strike"]
+    records = []
+    for i in range(40):
+        prose = " ".join(rng.choice(words) for _ in range(80))
+        html = (f"<html><body><article><h1>Headline number {i} of the day</h1>"
+                f"<p>{prose.capitalize()}.</p></article></body></html>")
+        records.append(warc_record("response", f"http://site{i % 4}.test/story/{i}",
+                                   http_response(html.encode())))
+    write_archive(src / "a.warc.gz", records, Codec.GZIP)
+    options = Options(workers=1, format=OutputFormat.JSONL, drop_headline=True,
+                      lm=LmSettings("auto", True, None, None))
+    local, distributed = _both(spark, src, tmp_path, options)
+    _assert_same_outputs(local, distributed)
+    pages = jsonl_pages(distributed)
+    assert all(page["perplexity"] is not None for page in pages)  # models were trained
+    assert not any(page["text"].startswith("Headline") for page in pages)
+
+
 @pytest.mark.parametrize("fmt", [OutputFormat.TEXT, OutputFormat.JSONL], ids=lambda f: f.value)
 def test_a_given_identification_model_decides_as_in_the_local_run(
     spark, tmp_path: Path, write_archive, fmt: OutputFormat,

@@ -11,7 +11,8 @@ carries the fields of a line of JSONL output — language, headings, lists, brea
 description, canonical URL, Markdown, removals by reason, and for a record its identity — with
 the values ``--format markdown --dedup off`` writes for the same pages in the same mode
 (:class:`CleanPage` says which fields, and why not the others). ``redact_pii=True`` replaces
-e-mail and IP addresses in the text as ``--redact-pii`` does.
+e-mail and IP addresses in the text as ``--redact-pii`` does; ``drop_headline=True`` (content
+mode) leaves the page's headline out of the text as ``--drop-headline`` does.
 
 >>> nav = "<nav><ul><li>Home</li><li>About</li></ul></nav>"
 >>> pages = [(f"http://example.com/{i}", f"<body>{nav}<div>Story {i}</div></body>")
@@ -113,9 +114,14 @@ class Deboiler:
         self, *, site_key: SiteKeyMode = SiteKeyMode.HOST, params: FitParams | None = None,
         mode: Mode = Mode.TEMPLATE, language_model: LanguageModel | None = None,
         redact_pii: bool = False, language_id_model: str = "",
-        quality_filters: QualityFilters | None = None,
+        quality_filters: QualityFilters | None = None, drop_headline: bool = False,
     ) -> None:
         self.mode = Mode(mode)
+        # The text without the page's headline, as --drop-headline (content mode only).
+        if drop_headline and self.mode is not Mode.CONTENT:
+            raise ConfigError("drop_headline leaves the headline out of the main content's "
+                              "text: use mode=Mode.CONTENT")
+        self.drop_headline = drop_headline
         self.language_model = language_model  # scores each page's text (``perplexity``)
         self.redact_pii = redact_pii  # addresses in the text replaced, as --redact-pii does
         self.quality_filters = quality_filters  # flags each page's text (``quality_flags``)
@@ -176,7 +182,8 @@ class Deboiler:
             site = self._keyer(url)
             profile = self.profiles_.get(site)
             page = analyse(markup, structure=True)
-            cleaned, content, _ = clean_page(page, profile, self.mode, url=url)
+            cleaned, content, _ = clean_page(page, profile, self.mode, url=url,
+                                             drop_headline=self.drop_headline)
             document = clean_document(markup, page, profile) if html else None
             score = scorer.score(cleaned, content) if scorer is not None else None
             guess = counts = None

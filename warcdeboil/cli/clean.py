@@ -18,6 +18,7 @@ from .options import (
     Compress,
     DedupOption,
     DropFlagged,
+    DropHeadline,
     Engine,
     ExcludedOption,
     Format,
@@ -51,6 +52,7 @@ from .options import (
     ZstdDict,
     build_options,
     check_dedup,
+    check_headline,
     check_mode,
     check_pii,
     fail_fast,
@@ -136,6 +138,7 @@ def clean(
                                   "Runs the duplicate stage; not with --dedup off.")
     ] = None,
     redact_pii: RedactPii = False,
+    drop_headline: DropHeadline = False,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -153,6 +156,7 @@ def clean(
     check_mode(fmt, mode)
     check_dedup(fmt, dedup)
     check_pii(fmt, redact_pii)
+    check_headline(fmt, mode, drop_headline)
     if url_rules is not None and dedup is DedupMode.OFF:
         raise typer.BadParameter("learns from the duplicate stage's groups: not with --dedup off",
                                  param_hint="--url-rules")
@@ -181,7 +185,7 @@ def clean(
                             line_noise=line_noise, max_noise=max_line_noise),
             language_model=language_model, dedup=dedup,
             url_rules=str(url_rules) if url_rules is not None else None,
-            redact_pii=redact_pii, quality=quality,
+            redact_pii=redact_pii, quality=quality, drop_headline=drop_headline,
         )
         reporter = (_Reporter(report, quiet, options.worker_count) if report is not None
                     else None)

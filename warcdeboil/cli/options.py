@@ -157,6 +157,12 @@ DedupOption = Annotated[
                  "outputs: leave them out, counted); revisit (WARC: an exact copy becomes a "
                  "revisit record). Default off for warc and text. Both engines."),
 ]
+DropHeadline = Annotated[
+    bool,
+    typer.Option("--drop-headline", help="Leave the page's headline (the headings that open "
+                 "its main content) out of the text, as scrapinghub's gold and trafilatura do; "
+                 "JSONL's title keeps the page's title. Content mode, text outputs."),
+]
 RedactPii = Annotated[
     bool,
     typer.Option("--redact-pii", help="Replace e-mail, IPv4 and IPv6 addresses in the text by "
@@ -220,6 +226,18 @@ def check_pii(fmt: OutputFormat, redact_pii: bool) -> None:
     if redact_pii and fmt is OutputFormat.WARC:
         raise typer.BadParameter(PII_WARC.removeprefix("--redact-pii "),
                                  param_hint="--redact-pii")
+
+
+def check_headline(fmt: OutputFormat, mode: Mode | None, drop_headline: bool) -> None:
+    """--drop-headline outside content mode's text: a usage error (see
+    run.options.HEADLINE_NOT_CONTENT)."""
+    from warcdeboil.output.formats import default_mode
+    from warcdeboil.run.options import HEADLINE_NOT_CONTENT
+
+    if drop_headline and (fmt is OutputFormat.WARC
+                          or (mode or default_mode(fmt)) is not Mode.CONTENT):
+        raise typer.BadParameter(HEADLINE_NOT_CONTENT.removeprefix("--drop-headline "),
+                                 param_hint="--drop-headline")
 
 
 def check_dedup(fmt: OutputFormat, dedup: DedupMode | None) -> None:

@@ -24,6 +24,7 @@ from .options import (
     Compress,
     DedupOption,
     DropFlagged,
+    DropHeadline,
     ExcludedOption,
     Format,
     Inputs,
@@ -50,6 +51,7 @@ from .options import (
     ZstdDict,
     build_options,
     check_dedup,
+    check_headline,
     check_mode,
     check_pii,
     lm_settings,
@@ -136,6 +138,7 @@ def apply(
     quality_config: QualityConfigOption = None,
     drop_flagged: DropFlagged = False,
     excluded: ExcludedOption = None,
+    drop_headline: DropHeadline = False,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -152,6 +155,7 @@ def apply(
     check_mode(fmt, mode)
     check_dedup(fmt, dedup)
     check_pii(fmt, redact_pii)
+    check_headline(fmt, mode, drop_headline)
     quality = quality_options(fmt, quality_filters, quality_config, drop_flagged, excluded)
     try:
         options = build_options(
@@ -161,7 +165,7 @@ def apply(
                             max_page_perplexity, run=False, line_noise=line_noise,
                             max_noise=max_line_noise),
             language_model=language_model, dedup=dedup, redact_pii=redact_pii,
-            quality=quality,
+            quality=quality, drop_headline=drop_headline,
         )
         found = discover_inputs(inputs, exclude=local_output_dir(output))
         with ProgressBars(not quiet and sys.stderr.isatty()) as bars:

@@ -119,6 +119,7 @@ class _TextJob:
     # duplicate stage alone is cleaned without them, as pass 2 would (template-mode text).
     structure: bool = True
     language_model: str = ""  # --language-model: the identifier of the pages' languages
+    drop_headline: bool = False  # --drop-headline: pass 2 writes the text without it
 
 
 @dataclass
@@ -229,7 +230,8 @@ class _Walk:
             if analysed.structured and not self.job.structure:
                 analysed = without_structure(analysed)  # its template's cuts are found again
             cleaning = clean_page(analysed, profile, self.job.mode,
-                                  known if analysed is entry.page else None, entry.url)
+                                  known if analysed is entry.page else None, entry.url,
+                                  drop_headline=self.job.drop_headline)
             language, confidence = identify(cleaning.cleaned.text, self.job.language_model)
             page: Cleaned = (entry.ordinal, entry.url, *cleaning, language, confidence)
             kept.add(page)
@@ -478,6 +480,7 @@ def prepare_lm(
     sign: Sequence[SignJob] | None = None,
     blocks: bool = True,
     structure: bool = True,
+    drop_headline: bool = False,
 ) -> tuple[LmSettings, LmStats]:
     """The run's models (``--lm auto``) and each language's percentiles (buckets), from the
     page stores of pass 1; the settings pass 2 is to use. ``run_jobs(func, jobs, workers,
@@ -487,7 +490,8 @@ def prepare_lm(
     stage's signing, done by the same walk of each page store; the stage then only decides.
     ``blocks`` False: pass 2 reads only the text and kind of the pages' blocks (not Markdown
     output), which is then all their store keeps. ``structure`` False: the output reads its
-    pages without structure marks (template-mode text), and so does their cleaning here."""
+    pages without structure marks (template-mode text), and so does their cleaning here.
+    ``drop_headline``: the pages are cleaned without their headline, as pass 2 writes them."""
     lm_dir = work_dir / "lm"
     shutil.rmtree(lm_dir, ignore_errors=True)
     spill_dir = lm_dir / "texts"
@@ -503,7 +507,7 @@ def prepare_lm(
                      str(profiles_dir) if profiles_dir else None, partitions, site_key, mode,
                      settings if score_now else None, str(scores_path(work_dir, i)),
                      sign[i] if sign is not None else None, cross, not blocks, structure,
-                     settings.language_model)
+                     settings.language_model, drop_headline)
             for i, store in enumerate(stores)]
     walked = run_jobs(_spill_texts, jobs, workers, lambda _: None, stage="lm texts",
                       name=lambda job: job.store)

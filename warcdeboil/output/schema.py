@@ -174,7 +174,7 @@ FIELDS: tuple[Field, ...] = (
           "What was removed, counted by reason: `template_subtrees`, `template_slots`, "
           "`repeated_block`, and in content mode the blocks judged not content "
           "(`link_dense_block`, `short_block`, `low_content_block`, `comment_block`, "
-          "`copied_block`, `markup_block`)."),
+          "`copied_block`, `markup_block`; `headline` with `--drop-headline`)."),
     Field("html_bytes_before", integer, "always", "1218",
           "The size of the decoded HTML payload, in bytes."),
     Field("duplicate_of", nullable(string), _DEDUP, '"https://example.com/news/1"',

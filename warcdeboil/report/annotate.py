@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from warcdeboil.page.content import (
     COMMENT_BLOCK,
     COPIED_BLOCK,
+    HEADLINE,
     MARKUP_BLOCK,
     REPEATED_BLOCK,
     Block,
@@ -43,7 +44,7 @@ SLOT = "template_slots"
 # Every reason a block can go for, in the order the report lists them (the keys of the JSONL
 # output's ``removed`` field).
 REASONS = (SUBTREE, SLOT, REPEATED_BLOCK, "link_dense_block", "short_block",
-           "low_content_block", COMMENT_BLOCK, COPIED_BLOCK, MARKUP_BLOCK)
+           "low_content_block", COMMENT_BLOCK, COPIED_BLOCK, MARKUP_BLOCK, HEADLINE)
 _LINE_BYTES = LINE.encode()
 
 

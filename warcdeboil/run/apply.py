@@ -109,6 +109,7 @@ class ApplyJob:
     language_model: str = ""  # --language-model; "": lid.176's small model
     quality: QualitySettings | None = None  # --quality-filters (text outputs)
     excluded: str | None = None  # --excluded: where this input's pages left out are listed
+    drop_headline: bool = False  # --drop-headline: content mode's text without the headline
 
     @property
     def structure(self) -> bool:
@@ -335,7 +336,8 @@ def _emit(
         tally.html_bytes_after += len(html)
     else:
         if cleaning is None:  # else the stage before pass 2 cleaned it already, the same way
-            cleaning = clean_page(entry.page, profile, job.mode, known, entry.url)
+            cleaning = clean_page(entry.page, profile, job.mode, known, entry.url,
+                                  drop_headline=job.drop_headline)
         cleaned, content, removed_blocks = cleaning
         tally.text_chars += len(cleaned.text)
     tally.cleaned += 1

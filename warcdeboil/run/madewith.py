@@ -123,6 +123,7 @@ def made_with(
     limits: PageLimits, dedup: DedupMode, url_rules: bool, lm: LmSettings | None,
     zstd_dictionary: bool, selection: str, redact_pii: bool = False,
     language_model: str = "", quality: QualitySettings | None = None,
+    drop_headline: bool = False,
 ) -> RunRecord:
     """The record of what a run's outputs are made with, from the values pass 2 uses: ``fit``
     None when pages are cleaned without profiles, ``dedup`` what is done with the duplicate
@@ -130,7 +131,7 @@ def made_with(
     ``selection`` :func:`selection_key` of the records read; ``redact_pii`` recorded only when
     on, so that the records of runs without it are those written before it existed;
     ``language_model`` the identification model given (named only when given, and for outputs
-    that give languages)."""
+    that give languages); ``drop_headline`` recorded only when on, as ``redact_pii``."""
     names = ("max-iou", "min-occurrence", "near-duplicate", "repeated-share",
              "repeated-min-pages")
     fitted = [(name, "none") for name in names] if fit is None else list(zip(names, map(repr, (
@@ -150,6 +151,8 @@ def made_with(
     ]
     if redact_pii:
         values.append(("redact-pii", "yes"))
+    if drop_headline:
+        values.append(("drop-headline", "yes"))
     if language_model and fmt is not OutputFormat.WARC:
         values.append(("language-model", model_identity(language_model)))
     return RunRecord(tuple(values), fmt, zstd_dictionary)
@@ -162,7 +165,7 @@ def wanted(options: Options, selection: str = NO_SELECTION) -> RunRecord:
                      options.limits, dedup,
                      options.url_rules is not None and dedup is not DedupMode.OFF,
                      options.lm, options.zstd_dictionary, selection, options.redact_pii,
-                     options.language_model, options.quality)
+                     options.language_model, options.quality, options.drop_headline)
 
 
 def _lm_values(lm: LmSettings | None) -> list[tuple[str, str]]:

@@ -56,6 +56,7 @@ class Options:
     redact_pii: bool = False  # --redact-pii: addresses in the text outputs replaced, counted
     language_model: str = ""  # --language-model: a fastText identification model; "": lid.176
     quality: QualitySettings | None = None  # --quality-filters: flags, and what is dropped
+    drop_headline: bool = False  # --drop-headline: content mode's text without the headline
 
     def __post_init__(self) -> None:
         if self.lm is not None and self.lm.language_model != self.language_model:
@@ -79,6 +80,9 @@ class Options:
             )
         if self.format is OutputFormat.WARC and self.redact_pii:
             raise ConfigError(PII_WARC)
+        if self.drop_headline and (self.format is OutputFormat.WARC
+                                   or self.effective_mode is not Mode.CONTENT):
+            raise ConfigError(HEADLINE_NOT_CONTENT)
         if self.format is OutputFormat.PARQUET:
             from warcdeboil.output.parquet import check_pyarrow
 
@@ -131,6 +135,8 @@ class Options:
 
 
 # Why WARC output refuses --redact-pii (docs/pii.md).
+HEADLINE_NOT_CONTENT = ("--drop-headline leaves the headline out of the main content's text: "
+                        "use --mode content with --format jsonl, parquet, text or markdown")
 PII_WARC = ("--redact-pii redacts text: use --format jsonl, parquet, text or markdown (WARC "
             "output keeps each page's HTML, whose attributes, scripts and links would keep the "
             "addresses)")

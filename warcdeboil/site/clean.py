@@ -52,13 +52,14 @@ def _removals(
 
 def clean_page(
     page: PageText, profile: SiteProfile | None, mode: Mode, known: Doomed | None = None,
-    url: str = "",
+    url: str = "", *, drop_headline: bool = False,
 ) -> PageCleaning:
     """The text of an analysed page without its site's template: in content mode, its main
     content; else everything but the template subtrees and slots and the repeated blocks. ``known``:
     what the profile dooms on the page (:func:`warcdeboil.page.dom.find_doomed`), if found already;
     ``url``: the page's address, which content mode reads (a thread's address says its comments are
-    its content)."""
+    its content); ``drop_headline``: content mode without the page's headline
+    (:func:`warcdeboil.page.content.without_headline`)."""
     template, repeated, slots = _removals(profile)
     removal = remove_template(page, template, slots, known)
     marked = removal.marked.decode("utf-8", "surrogatepass")
@@ -69,6 +70,10 @@ def clean_page(
         )
 
         content = extract(marked, repeated=repeated, url=url)
+        if drop_headline:
+            from warcdeboil.page.content import without_headline
+
+            content = without_headline(content)
     elif page.structured:
         from warcdeboil.page.content import split_blocks, without_repeated
 

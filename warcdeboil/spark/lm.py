@@ -42,7 +42,8 @@ def text_rows(options: Options, item: JoinedPage) -> Iterator[TextRow]:
     """The cleaned text of a page, when its language is known."""
     page, entry, profile = joined_page(item)
     analysed = entry.page if options.output_structure else without_structure(entry.page)
-    text = clean_page(analysed, profile, options.effective_mode, url=entry.url).cleaned.text
+    text = clean_page(analysed, profile, options.effective_mode, url=entry.url,
+                      drop_headline=options.drop_headline).cleaned.text
     language = identify(text, options.language_model).language
     if language:
         yield (language, url_half(entry.url), page_file(page), entry.ordinal), text
