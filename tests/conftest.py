@@ -302,6 +302,23 @@ def request_response_crawl(pages: list[tuple[str, str]]) -> list[bytes]:
     return records
 
 
+def fitted_profiles(crawl: Path, tmp_path: Path) -> Path:
+    """The site profiles of ``crawl``, made by the ``index`` and ``fit`` commands (for tests of
+    ``apply``): ``tmp_path/work`` and ``tmp_path/profiles``."""
+    from typer.testing import CliRunner
+
+    from warcdeboil.cli import app
+
+    runner = CliRunner()
+    work, profiles = tmp_path / "work", tmp_path / "profiles"
+    done = runner.invoke(app, ["index", str(crawl), "--work-dir", str(work), "-q"])
+    assert done.exit_code == 0, done.output
+    done = runner.invoke(app, ["fit", "--work-dir", str(work), "--profiles", str(profiles),
+                               "-q"])
+    assert done.exit_code == 0, done.output
+    return profiles
+
+
 def lines_kept(pages: list[dict], scores: str, limit: float) -> tuple[dict[str, str], int]:
     """What a line filter at ``limit`` leaves of JSONL ``pages``, worked out from their
     unfiltered text and each line's score in the field ``scores`` (a line without a score is

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, jsonl_pages
+from conftest import FIXTURES, fitted_profiles, jsonl_pages
 from typer.testing import CliRunner
 
 from warcdeboil.cli import app
@@ -118,14 +118,10 @@ def test_the_option_needs_content_mode_and_a_text_output(args: list[str],
 
 def test_apply_leaves_it_out_too(both, tmp_path: Path) -> None:
     _, dropped = both
-    runner = CliRunner()
-    work = tmp_path / "work"
-    assert runner.invoke(app, ["index", str(CRAWL), "--work-dir", str(work)]).exit_code == 0
-    assert runner.invoke(app, ["fit", "--work-dir", str(work), "--profiles",
-                               str(tmp_path / "p")]).exit_code == 0
-    result = runner.invoke(app, ["apply", str(CRAWL), "-o", str(tmp_path / "out"),
-                                 "--profiles", str(tmp_path / "p"), "-f", "markdown",
-                                 "--dedup", "off", "--drop-headline", "-q", "-j", "1"])
+    profiles = fitted_profiles(CRAWL, tmp_path)
+    result = CliRunner().invoke(app, ["apply", str(CRAWL), "-o", str(tmp_path / "out"),
+                                      "--profiles", str(profiles), "-f", "markdown",
+                                      "--dedup", "off", "--drop-headline", "-q", "-j", "1"])
     assert result.exit_code == 0, result.output
     assert {url: page["text"] for url, page in _texts(tmp_path / "out").items()} == {
         url: page["text"] for url, page in dropped.items()}

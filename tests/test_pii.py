@@ -8,7 +8,14 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ArchiveBuilder, http_response, jsonl_pages, outputs_of, warc_record
+from conftest import (
+    ArchiveBuilder,
+    fitted_profiles,
+    http_response,
+    jsonl_pages,
+    outputs_of,
+    warc_record,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -227,14 +234,10 @@ def test_the_cli_prints_and_reports_the_counts(pii_crawl: Path, tmp_path: Path) 
 
 
 def test_apply_redacts_too(pii_crawl: Path, tmp_path: Path) -> None:
-    runner = CliRunner()
-    work = tmp_path / "work"
-    assert runner.invoke(app, ["index", str(pii_crawl), "--work-dir", str(work)]).exit_code == 0
-    assert runner.invoke(app, ["fit", "--work-dir", str(work), "--profiles",
-                               str(tmp_path / "p")]).exit_code == 0
-    result = runner.invoke(app, ["apply", str(pii_crawl), "-o", str(tmp_path / "out"),
-                                 "--profiles", str(tmp_path / "p"), "-f", "jsonl",
-                                 "--dedup", "off", "--redact-pii", "--json", "-j", "1"])
+    profiles = fitted_profiles(pii_crawl, tmp_path)
+    result = CliRunner().invoke(app, ["apply", str(pii_crawl), "-o", str(tmp_path / "out"),
+                                      "--profiles", str(profiles), "-f", "jsonl",
+                                      "--dedup", "off", "--redact-pii", "--json", "-j", "1"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["pii_redacted"] == {"email": 8, "ipv4": 8, "ipv6": 8}
     lines = jsonl_pages(tmp_path / "out")
