@@ -231,11 +231,9 @@ def check_pii(fmt: OutputFormat, redact_pii: bool) -> None:
 def check_headline(fmt: OutputFormat, mode: Mode | None, drop_headline: bool) -> None:
     """--drop-headline outside content mode's text: a usage error (see
     run.options.HEADLINE_NOT_CONTENT)."""
-    from warcdeboil.output.formats import default_mode
-    from warcdeboil.run.options import HEADLINE_NOT_CONTENT
+    from warcdeboil.run.options import HEADLINE_NOT_CONTENT, writes_content
 
-    if drop_headline and (fmt is OutputFormat.WARC
-                          or (mode or default_mode(fmt)) is not Mode.CONTENT):
+    if drop_headline and not writes_content(fmt, mode):
         raise typer.BadParameter(HEADLINE_NOT_CONTENT.removeprefix("--drop-headline "),
                                  param_hint="--drop-headline")
 

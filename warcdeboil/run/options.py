@@ -80,8 +80,7 @@ class Options:
             )
         if self.format is OutputFormat.WARC and self.redact_pii:
             raise ConfigError(PII_WARC)
-        if self.drop_headline and (self.format is OutputFormat.WARC
-                                   or self.effective_mode is not Mode.CONTENT):
+        if self.drop_headline and not writes_content(self.format, self.mode):
             raise ConfigError(HEADLINE_NOT_CONTENT)
         if self.format is OutputFormat.PARQUET:
             from warcdeboil.output.parquet import check_pyarrow
@@ -134,9 +133,16 @@ class Options:
         return self.workers if self.workers > 0 else (os.cpu_count() or 1)
 
 
-# Why WARC output refuses --redact-pii (docs/pii.md).
+def writes_content(fmt: OutputFormat, mode: Mode | None) -> bool:
+    """Whether a run writes content mode's text (what --drop-headline changes): a text format in
+    content mode, given or the format's default."""
+    return fmt is not OutputFormat.WARC and (mode or default_mode(fmt)) is Mode.CONTENT
+
+
+# Why only content mode's text takes --drop-headline (docs/modes.md).
 HEADLINE_NOT_CONTENT = ("--drop-headline leaves the headline out of the main content's text: "
                         "use --mode content with --format jsonl, parquet, text or markdown")
+# Why WARC output refuses --redact-pii (docs/pii.md).
 PII_WARC = ("--redact-pii redacts text: use --format jsonl, parquet, text or markdown (WARC "
             "output keeps each page's HTML, whose attributes, scripts and links would keep the "
             "addresses)")
