@@ -19,7 +19,7 @@ on cleaneval's content texts (739 pages, 1.76 million pieces) the passes take 0.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -172,15 +172,15 @@ def _unspaced_ranges() -> list[tuple[int, int]]:
 
 
 def page_codes(text: str, tables: CodeTables,
-               piece_codes: Mapping[str, bytes] | Callable[[str], bytes]) -> np.ndarray:
+               pieces: Mapping[str, bytes]) -> np.ndarray:
     """The codes of the words of ``text`` (:func:`.words.word_code`) as one ``uint64`` array.
 
     The passes code the pieces of two forms: one character standing alone (``—``), and a
     *body*, with at most one mark of :data:`OPENING` before it and one of :data:`CLOSING` after
     it (``said.``, ``(2009)``, ``“Zürich”``), where the body is a word of letters of a script
-    written with spaces, or a number of ASCII digits. The other pieces go to ``piece_codes``
+    written with spaces, or a number of ASCII digits. The other pieces are looked up in ``pieces``
     (the cache's: piece -> its words' codes)."""
-    lookup = piece_codes.__getitem__ if isinstance(piece_codes, Mapping) else piece_codes
+    lookup = pieces.__getitem__
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
     size = len(points)
     clipped = np.minimum(points, 0xFFFF)
@@ -220,8 +220,9 @@ def page_codes(text: str, tables: CodeTables,
     # A character standing alone that is not a letter or a digit: its code from the table.
     alone = np.flatnonzero(~longer & ~simple)
     alone_codes = tables.alone_codes(last[alone])
+    found = alone_codes != 0
     counts = np.where(simple, 1 + opened + closed, 0)
-    counts[alone] = alone_codes != 0
+    counts[alone] = found
     others = np.flatnonzero(counts == 0)
     entries = [lookup(text[start:end]) for start, end in
                zip(starts[others].tolist(), ends[others].tolist(), strict=True)]
@@ -239,7 +240,6 @@ def page_codes(text: str, tables: CodeTables,
     codes[places[with_opening]] = tables.mark_codes[first[with_opening]]
     with_closing = simple & closed
     codes[body[closed[simple]] + 1] = tables.mark_codes[last[with_closing]]
-    found = alone_codes != 0
     codes[places[alone[found]]] = alone_codes[found]
     if entries:
         other_counts = counts[others]
