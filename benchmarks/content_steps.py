@@ -29,12 +29,14 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import zstandard
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import least_cpu  # noqa: E402  (this folder's)
 
 from warcdeboil.dedup.doomed import iter_doomed
 from warcdeboil.dedup.minhash import MinHasher
@@ -54,15 +56,6 @@ from warcdeboil.site.sitekey import SiteKeyer, SiteKeyMode
 from warcdeboil.warc.reader import WarcRecord, iter_selected
 
 _NONE: frozenset[int] = frozenset()
-
-
-def _timed(step: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        started = time.process_time()
-        step()
-        best = min(best, time.process_time() - started)
-    return best
 
 
 def _each(func: Callable[..., object], items: Iterable[Any]) -> Callable[[], None]:
@@ -94,22 +87,22 @@ def measure(archive: Path, repeat: int) -> dict[str, float]:
 
         def read() -> None:
             records[:] = [r for r in iter_selected(str(archive), None) if r.error is None]
-        times["pass 1: read the records"] = _timed(read, repeat)
+        times["pass 1: read the records"] = least_cpu(read, repeat)
         pages = [page for page in map(_page, records) if page is not None]
-        times["pass 1: html_page"] = _timed(_each(_page, ((r,) for r in records)), repeat)
+        times["pass 1: html_page"] = least_cpu(_each(_page, ((r,) for r in records)), repeat)
         texts = [analyse(page.markup, structure=True) for page in pages]
-        times["pass 1: analyse"] = _timed(
+        times["pass 1: analyse"] = least_cpu(
             _each(lambda p: analyse(p.markup, structure=True), ((p,) for p in pages)), repeat)
         kind = Options(format=OutputFormat.JSONL).payload_digest  # what a content run takes
-        times[f"pass 1: payload digest ({kind})"] = _timed(
+        times[f"pass 1: payload digest ({kind})"] = least_cpu(
             _each(payload_digest, ((p, kind) for p in pages)), repeat)
         compressor = zstandard.ZstdCompressor(level=-1)
         entries = [PageEntry(i, 0, 0, page.url, "", "", page.charset, len(page.body), text)
                    for i, (page, text) in enumerate(zip(pages, texts, strict=True))]
-        times["pass 1: page-store entry"] = _timed(
+        times["pass 1: page-store entry"] = least_cpu(
             _each(_encode, ((entry, compressor) for entry in entries)), repeat)
-        times["pass 1: page_signature"] = _timed(_each(page_signature, ((t,) for t in texts)),
-                                                  repeat)
+        times["pass 1: page_signature"] = least_cpu(
+            _each(page_signature, ((t,) for t in texts)), repeat)
 
         stored = list(iter_page_store(work / "pages" / "f000000.pages"))
         if len(stored) != len(pages):  # the steps would not time the pages the run cleans
@@ -121,18 +114,18 @@ def measure(archive: Path, repeat: int) -> dict[str, float]:
         reader.close()
         chunks = [batch[i:i + SIGN_BATCH] for i in range(0, len(batch), SIGN_BATCH)]
         doomed = [found for chunk in chunks for found in doomed_of(chunk)]
-        times["stage: template cuts"] = _timed(_each(doomed_of, ((c,) for c in chunks)), repeat)
+        times["stage: template cuts"] = least_cpu(_each(doomed_of, ((c,) for c in chunks)), repeat)
         signed = [signature_text(e.page, p, d) for (e, _, p), d in zip(batch, doomed, strict=True)]
-        times["stage: signature text"] = _timed(_each(signature_text, (
+        times["stage: signature text"] = least_cpu(_each(signature_text, (
             (e.page, p, d) for (e, _, p), d in zip(batch, doomed, strict=True))), repeat)
         text_chunks = [signed[i:i + SIGN_BATCH] for i in range(0, len(signed), SIGN_BATCH)]
         shingles = [s for chunk in text_chunks for s in shingle_hashes_batch(chunk)]
-        times["stage: shingles"] = _timed(_each(shingle_hashes_batch, ((c,) for c in text_chunks)),
-                                          repeat)
-        times["stage: MinHash"] = _timed(_each(MinHasher().signature, ((s,) for s in shingles)),
-                                         repeat)
+        times["stage: shingles"] = least_cpu(
+            _each(shingle_hashes_batch, ((c,) for c in text_chunks)), repeat)
+        times["stage: MinHash"] = least_cpu(
+            _each(MinHasher().signature, ((s,) for s in shingles)), repeat)
 
-        times["pass 2: read the page store"] = _timed(
+        times["pass 2: read the page store"] = least_cpu(
             lambda: list(iter_page_store(work / "pages" / "f000000.pages")), repeat)
         known = dict(iter_doomed(work / "dedup" / "f000000.doomed"))
         removals = [remove_template(e.page, p.template if p else _NONE,
@@ -144,34 +137,34 @@ def measure(archive: Path, repeat: int) -> dict[str, float]:
                 remove_template(entry.page, profile.template if profile else _NONE,
                                 profile.template_slots if profile else _NONE,
                                 known.get(entry.ordinal)).marked.decode("utf-8", "surrogatepass")
-        times["pass 2: template removal, decoded"] = _timed(removed, repeat)
+        times["pass 2: template removal, decoded"] = least_cpu(removed, repeat)
         marked = [r.marked.decode("utf-8", "surrogatepass") for r in removals]
-        times["pass 2: split_blocks"] = _timed(_each(content.split_blocks, ((m,) for m in marked)),
-                                               repeat)
+        times["pass 2: split_blocks"] = least_cpu(
+            _each(content.split_blocks, ((m,) for m in marked)), repeat)
         blocks = [content.split_blocks(m) for m in marked]
         judged = [b for b in blocks if b]
         model = content.load_model()
         columns = [content.feature_columns(b) for b in judged]
-        times["pass 2: feature_columns"] = _timed(
+        times["pass 2: feature_columns"] = least_cpu(
             _each(content.feature_columns, ((b,) for b in judged)), repeat)
         firsts = [model.first_scores(c) for c in columns]
-        times["pass 2: first-stage scores"] = _timed(
+        times["pass 2: first-stage scores"] = least_cpu(
             _each(model.first_scores, ((c,) for c in columns)), repeat)
-        times["pass 2: context_columns"] = _timed(_each(content.context_columns, zip(
+        times["pass 2: context_columns"] = least_cpu(_each(content.context_columns, zip(
             judged, firsts, strict=True)), repeat)
         both = [c + content.context_columns(b, f)
                 for b, c, f in zip(judged, columns, firsts, strict=True)]
-        times["pass 2: second-stage scores"] = _timed(_each(
+        times["pass 2: second-stage scores"] = least_cpu(_each(
             lambda c: content._weighted_sum(c, model.context_weights, model.context_bias),
             ((c,) for c in both)), repeat)
-        times["pass 2: judge (both stages and the page rules)"] = _timed(
+        times["pass 2: judge (both stages and the page rules)"] = least_cpu(
             _each(content.judge, ((b,) for b in judged)), repeat)
         repeated = [p.repeated if p else frozenset() for _, _, p in batch]
 
         def verdicts() -> None:
             for b, r in zip(blocks, repeated, strict=True):
                 content.block_verdicts(b, repeated=r)
-        times["pass 2: block_verdicts (judge, repeated and copied blocks)"] = _timed(
+        times["pass 2: block_verdicts (judge, repeated and copied blocks)"] = least_cpu(
             verdicts, repeat)
         extractions = [content.extract_blocks(b, repeated=r)
                        for b, r in zip(blocks, repeated, strict=True)]
@@ -182,7 +175,7 @@ def measure(archive: Path, repeat: int) -> dict[str, float]:
                 cleaned = CleanText(extraction.text, removal.subtrees, removal.slots)
                 json.dumps(page_fields(entry.page, cleaned, extraction, False),
                            ensure_ascii=False)
-        times["pass 2: JSONL fields and line"] = _timed(lines, repeat)
+        times["pass 2: JSONL fields and line"] = least_cpu(lines, repeat)
         times["pages"] = len(pages)
     return times
 

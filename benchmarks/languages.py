@@ -154,20 +154,17 @@ def scorable(gold: str, codes: set[str]) -> bool:
 
 def cost(output: Path, model: str) -> None:
     """Print the CPU seconds ``identify`` takes over the texts of a JSONL output directory."""
-    import gzip
-    import json
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from harness import least_cpu, output_pages
 
-    texts = []
-    for path in sorted(output.glob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            texts += [json.loads(line)["text"] for line in fh]
+    texts = [page["text"] for page in output_pages(output)]
     found = identifier(model)
-    best = float("inf")
-    for _ in range(3):
-        started = time.process_time()
+
+    def identify_all() -> None:
         for text in texts:
             found.identify(text)
-        best = min(best, time.process_time() - started)
+
+    best = least_cpu(identify_all)
     print(f"{len(texts)} pages: identify {best:.3f} CPU-s, {best / len(texts) * 1e6:.1f} µs a page")
 
 

@@ -27,7 +27,6 @@ scored by a model trained on it is misjudged, and how pages of other languages s
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import subprocess
@@ -37,6 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import output_pages  # noqa: E402  (this folder's)
 
 from warcdeboil.evaluate import evaluate, load_gold
 from warcdeboil.lm import LanguageModel
@@ -53,11 +55,7 @@ def run_clean(inputs: list[Path], out: Path, *options: str) -> list[dict[str, An
     subprocess.run([sys.executable, "-m", "warcdeboil", "clean", *map(str, inputs), "-o",
                     str(out), "-f", "jsonl", "-j", "1", "-q", *options], check=False,
                    env={**os.environ})
-    pages = []
-    for path in sorted(out.rglob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            pages += [json.loads(line) for line in fh]
-    return pages
+    return output_pages(out)
 
 
 def filtered(page: dict[str, Any], limit: float | None,

@@ -5,55 +5,48 @@ part a shared machine's load moves least).
     python benchmarks/pii_cost.py ../shared/eval/*.warc.gz [--repeat 3] [--json out.json]
 
 Each run is a subprocess (``warcdeboil clean ARCHIVE -f jsonl -j 1 -q``), its CPU the user and
-system time of its process tree; runs with and without the option alternate, and the least of
-``--repeat`` is kept. The redaction's own CPU: :class:`warcdeboil.page.pii.Redactor` over every
-page's ``text`` of the run without the option, in this process (the least of three). Counts are
-the run's ``pii_redacted``.
+system time of its process tree, bytecode compiled first (``speed.bytecode_env``); runs with and
+without the option alternate, and the least of ``--repeat`` is kept. The redaction's own CPU:
+:class:`warcdeboil.page.pii.Redactor` over every page's ``text`` of the run without the option,
+in this process (the least of three). Counts are the run's ``pii_redacted``.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import least_cpu, output_pages  # noqa: E402  (this folder's)
+from speed import bytecode_env  # noqa: E402
 
-def run_cpu(archive: Path, out: Path, redact: bool) -> tuple[float, dict]:
+
+def run_cpu(archive: Path, out: Path, redact: bool, env: dict[str, str]) -> tuple[float, dict]:
     """The CPU seconds of one run, and its summary."""
     args = [sys.executable, "-m", "warcdeboil", "clean", str(archive), "-o", str(out), "-f",
             "jsonl", "-j", "1", "--json"] + (["--redact-pii"] if redact else [])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(args, check=True, capture_output=True, text=True)
+    done = subprocess.run(args, check=True, capture_output=True, text=True, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu, json.loads(done.stdout)
-
-
-def texts_of(out: Path) -> list[str]:
-    texts = []
-    for path in sorted(out.glob("*.jsonl.gz")):
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            texts += [json.loads(line)["text"] for line in fh]
-    return texts
 
 
 def redaction_cpu(texts: list[str]) -> float:
     from warcdeboil.page.pii import Redactor
 
     redactor = Redactor()
-    best = float("inf")
-    for _ in range(3):
-        start = time.process_time()
+
+    def redact_all() -> None:
         for text in texts:
             redactor.redact(text)
-        best = min(best, time.process_time() - start)
-    return best
+
+    return least_cpu(redact_all)
 
 
 def main() -> None:
@@ -62,6 +55,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
+    env = bytecode_env()
     rows = []
     print("| dataset | pages | chars | run CPU s | with --redact-pii | + % | redaction CPU s | "
           "% of run | e-mail | IPv4 | IPv6 |")
@@ -71,13 +65,13 @@ def main() -> None:
         counts: dict = {}
         with tempfile.TemporaryDirectory(prefix="warcdeboil-pii-") as tmp:
             for i in range(args.repeat):
-                cpu, _ = run_cpu(archive, Path(tmp) / f"plain{i}", False)
+                cpu, _ = run_cpu(archive, Path(tmp) / f"plain{i}", False, env)
                 plain = min(plain, cpu)
-                cpu, summary = run_cpu(archive, Path(tmp) / f"pii{i}", True)
+                cpu, summary = run_cpu(archive, Path(tmp) / f"pii{i}", True, env)
                 redacted = min(redacted, cpu)
                 counts = summary["pii_redacted"]
                 pages = summary["pages"]
-            texts = texts_of(Path(tmp) / "plain0")
+            texts = [page["text"] for page in output_pages(Path(tmp) / "plain0")]
         own = redaction_cpu(texts)
         name = archive.name.split(".")[0]
         row = {"dataset": name, "pages": pages, "chars": sum(map(len, texts)),
