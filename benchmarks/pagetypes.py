@@ -9,7 +9,8 @@ one (``scripts/convert_wceb.py`` writes it), and by the split of ``scripts/train
 *held-out* sites (odd CRC-32 of the gold's site, and every page of a test split such as WCXB's
 ``wceb-test``), which no fitting step reads, and the *calibration* sites. ``--cache DIR`` keeps
 each peer's texts (one JSON per archive and peer), so a second run scores warcdeboil alone
-against the same peer outputs; warcdeboil is never cached.
+against the same peer outputs; warcdeboil is never cached. ``--pr`` gives each cell's mean
+precision and recall beside its F1 (as ``--favor``'s figures are reported).
 Also counts what each extractor outputs on pages whose gold is empty (no main content).
 """
 
@@ -63,6 +64,15 @@ def texts_of(key: str, archive: Path, cache: Path | None, extra: list[str]) -> d
     return texts
 
 
+def cell(f1: dict[str, float], pr: dict[str, tuple[float, float]], urls: list[str],
+         with_pr: bool) -> str:
+    """Mean F1 of the pages, and with ``with_pr`` their mean precision and recall."""
+    text = f"{mean(f1[u] for u in urls):.3f}"
+    if with_pr:
+        text += f" ({mean(pr[u][0] for u in urls):.3f}/{mean(pr[u][1] for u in urls):.3f})"
+    return text
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("archives", type=Path, nargs="+", help="NAME.warc.gz evaluation archives")
@@ -71,6 +81,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache", type=Path, help="directory for the peers' texts")
     parser.add_argument("--warcdeboil-args", default="", help="appended to its command line")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--pr", action="store_true",
+                        help="each cell as mean F1 (mean precision/mean recall)")
     parser.add_argument("--json", type=Path, help="every figure, and the per-page F1")
     args = parser.parse_args(argv)
     keys = [k.strip() for k in args.only.split(",") if k.strip()]
@@ -95,10 +107,12 @@ def main(argv: list[str] | None = None) -> None:
                 groups[f"type {types[url]}"].append(url)
                 groups[f"type {types[url]}, {split}"].append(url)
         f1: dict[str, dict[str, float]] = {}
+        pr: dict[str, dict[str, tuple[float, float]]] = {}
         for key in keys:
             texts = texts_of(key, archive, args.cache, extra)
-            f1[key] = {url: score_text(texts.get(url, ""), page.gold).f1
-                       for url, page in gold.items()}
+            scores = {url: score_text(texts.get(url, ""), page.gold) for url, page in gold.items()}
+            f1[key] = {url: score.f1 for url, score in scores.items()}
+            pr[key] = {url: (score.precision, score.recall) for url, score in scores.items()}
             print(f"{name}: {column_title(key)}: F1 {mean(f1[key].values()):.3f}",
                   file=sys.stderr, flush=True)
             no_content = [url for url, page in gold.items() if not page.gold.split()]
@@ -109,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         for label in sorted(groups, key=lambda g: (g != "all", g)):
             urls = groups[label]
             rows.append([f"{name}, {label} ({len(urls)})",
-                         *(f"{mean(f1[k][u] for u in urls):.3f}" for k in keys)])
+                         *(cell(f1[k], pr[k], urls, args.pr) for k in keys)])
         dump[name] = f1
     print(render(["pages", *map(column_title, keys)], rows, args.markdown))
     if empty_rows:

@@ -133,11 +133,12 @@ def _load_all_text() -> Runner:
     return _per_page(extract)
 
 
-def _load_trafilatura(*, favor_precision: bool = False) -> Runner:
+def _load_trafilatura(*, favor_precision: bool = False, favor_recall: bool = False) -> Runner:
     import trafilatura
 
     def extract(html: str) -> str:
-        return trafilatura.extract(html, favor_precision=favor_precision) or ""
+        return trafilatura.extract(html, favor_precision=favor_precision,
+                                   favor_recall=favor_recall) or ""
 
     return _per_page(extract)
 
@@ -275,6 +276,8 @@ PEERS: dict[str, Peer] = {peer.key: peer for peer in (
     Peer("trafilatura", "trafilatura", ("trafilatura",), ("trafilatura",), _load_trafilatura),
     Peer("trafilatura-precision", "trafilatura (favor_precision)", ("trafilatura",),
          ("trafilatura",), functools.partial(_load_trafilatura, favor_precision=True)),
+    Peer("trafilatura-recall", "trafilatura (favor_recall)", ("trafilatura",),
+         ("trafilatura",), functools.partial(_load_trafilatura, favor_recall=True)),
     Peer("readability", "readability", ("readability", "lxml"), ("readability-lxml", "lxml"),
          _load_readability),
     Peer("resiliparse", "resiliparse", ("resiliparse",), ("resiliparse",), _load_resiliparse),

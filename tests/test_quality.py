@@ -73,3 +73,32 @@ def test_dragnet_content_mode_f1_floor(tmp_path: Path) -> None:
     report = run("dragnet", tmp_path, Mode.CONTENT)
     assert report.large_sites.f1 >= 0.925
     assert report.overall.f1 >= 0.915
+
+
+# --favor (content.OPERATING_POINTS, chosen on the calibration sites), measured 2026-11-29 end to
+# end, mean precision / recall / F1 per page: l3s-gn1 balanced 0.943 / 0.978 / 0.953, precision
+# 0.953 / 0.957 / 0.948, recall 0.935 / 0.982 / 0.950; cleaneval 0.930 / 0.951 / 0.927, precision
+# 0.939 / 0.936 / 0.923, recall 0.925 / 0.959 / 0.928. trafilatura's favor_precision: precision
+# 0.871 and 0.891; its favor_recall: recall 0.951 and 0.926
+# (benchmarks/results/favor-2026-11-29.md).
+@pytest.mark.parametrize(("name", "precision", "recall"), [
+    ("l3s-gn1", 0.95, 0.98), ("cleaneval", 0.935, 0.955),
+])
+def test_favor_trades_precision_and_recall_within_a_point_of_f1(
+        tmp_path: Path, name: str, precision: float, recall: float) -> None:
+    from warcdeboil.page.favor import Favor
+
+    reports = {}
+    for favor in Favor:
+        archive = shared_file("eval", f"{name}.warc.gz")
+        out = tmp_path / favor.value
+        clean([archive], out, Options(format=OutputFormat.JSONL, workers=2, favor=favor))
+        reports[favor] = evaluate(load_predictions(out.glob("*.jsonl.gz")),
+                                  load_gold(shared_file("eval", f"{name}.gold.jsonl.gz")))
+    balanced = reports[Favor.BALANCED].overall
+    favored = reports[Favor.PRECISION].overall
+    assert favored.precision >= max(precision, balanced.precision + 0.005)
+    assert favored.f1 >= balanced.f1 - 0.01
+    favored = reports[Favor.RECALL].overall
+    assert favored.recall >= max(recall, balanced.recall + 0.003)
+    assert favored.f1 >= balanced.f1 - 0.01

@@ -583,6 +583,19 @@ def test_the_headline_left_out_equals_the_local_run(spark, tmp_path: Path) -> No
     assert sum(page["removed"].get("headline", 0) for page in jsonl_pages(distributed)) == 25
 
 
+def test_a_favored_setting_equals_the_local_run(spark, tmp_path: Path) -> None:
+    """--favor recall: the same text and counts on both engines, and not balanced's."""
+    from warcdeboil.page.favor import Favor
+
+    options = Options(workers=1, format=OutputFormat.JSONL, favor=Favor.RECALL)
+    local, distributed = _both(spark, FIXTURES / "crawl", tmp_path, options)
+    _assert_same_outputs(local, distributed)
+    clean([FIXTURES / "crawl"], tmp_path / "balanced", Options(workers=1,
+                                                               format=OutputFormat.JSONL))
+    assert sum(len(page["text"]) for page in jsonl_pages(distributed)) > sum(
+        len(page["text"]) for page in jsonl_pages(tmp_path / "balanced"))
+
+
 def test_lm_auto_trains_on_the_text_without_the_headline_as_locally(
         spark, tmp_path: Path, write_archive) -> None:
     """--lm auto with --drop-headline: both engines train the run's models on the text without

@@ -12,7 +12,8 @@ description, canonical URL, Markdown, removals by reason, and for a record its i
 the values ``--format markdown --dedup off`` writes for the same pages in the same mode
 (:class:`CleanPage` says which fields, and why not the others). ``redact_pii=True`` replaces
 e-mail and IP addresses in the text as ``--redact-pii`` does; ``drop_headline=True`` (content
-mode) leaves the page's headline out of the text as ``--drop-headline`` does.
+mode) leaves the page's headline out of the text as ``--drop-headline`` does, and
+``favor="precision"`` or ``"recall"`` (content mode) takes that side as ``--favor`` does.
 
 >>> nav = "<nav><ul><li>Home</li><li>About</li></ul></nav>"
 >>> pages = [(f"http://example.com/{i}", f"<body>{nav}<div>Story {i}</div></body>")
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from warcdeboil.errors import ConfigError, RecordError
 from warcdeboil.output.jsonl import page_fields
 from warcdeboil.page.dom import PageSignature, analyse, page_signature
+from warcdeboil.page.favor import Favor, as_favor
 from warcdeboil.page.html import HtmlPage, PageLimits, html_page
 from warcdeboil.site.clean import Mode, clean_document, clean_page
 from warcdeboil.site.fit import FitParams, SiteProfile, fit_site
@@ -115,6 +117,7 @@ class Deboiler:
         mode: Mode = Mode.TEMPLATE, language_model: LanguageModel | None = None,
         redact_pii: bool = False, language_id_model: str = "",
         quality_filters: QualityFilters | None = None, drop_headline: bool = False,
+        favor: Favor | str = Favor.BALANCED,
     ) -> None:
         self.mode = Mode(mode)
         # The text without the page's headline, as --drop-headline (content mode only).
@@ -122,6 +125,11 @@ class Deboiler:
             raise ConfigError("drop_headline leaves the headline out of the main content's "
                               "text: use mode=Mode.CONTENT")
         self.drop_headline = drop_headline
+        # Content mode's operating point, as --favor (content mode only, but for balanced).
+        self.favor = as_favor(favor)
+        if self.favor is not Favor.BALANCED and self.mode is not Mode.CONTENT:
+            raise ConfigError("favor chooses what content mode keeps of a page: use "
+                              "mode=Mode.CONTENT")
         self.language_model = language_model  # scores each page's text (``perplexity``)
         self.redact_pii = redact_pii  # addresses in the text replaced, as --redact-pii does
         self.quality_filters = quality_filters  # flags each page's text (``quality_flags``)
@@ -183,7 +191,7 @@ class Deboiler:
             profile = self.profiles_.get(site)
             page = analyse(markup, structure=True)
             cleaned, content, _ = clean_page(page, profile, self.mode, url=url,
-                                             drop_headline=self.drop_headline)
+                                             drop_headline=self.drop_headline, favor=self.favor)
             document = clean_document(markup, page, profile) if html else None
             score = scorer.score(cleaned, content) if scorer is not None else None
             guess = counts = None

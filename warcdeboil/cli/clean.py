@@ -10,6 +10,7 @@ import typer
 
 from warcdeboil.dedup.verdicts import DedupMode
 from warcdeboil.output.formats import OutputFormat
+from warcdeboil.page.favor import Favor
 from warcdeboil.page.html import PageLimits
 from warcdeboil.site.sitekey import SiteKeyMode
 
@@ -21,6 +22,7 @@ from .options import (
     DropHeadline,
     Engine,
     ExcludedOption,
+    FavorOption,
     Format,
     JsonSummary,
     KeepBuckets,
@@ -51,8 +53,8 @@ from .options import (
     Workers,
     ZstdDict,
     build_options,
+    check_content_options,
     check_dedup,
-    check_headline,
     check_mode,
     check_pii,
     fail_fast,
@@ -139,6 +141,7 @@ def clean(
     ] = None,
     redact_pii: RedactPii = False,
     drop_headline: DropHeadline = False,
+    favor: FavorOption = Favor.BALANCED,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -156,7 +159,7 @@ def clean(
     check_mode(fmt, mode)
     check_dedup(fmt, dedup)
     check_pii(fmt, redact_pii)
-    check_headline(fmt, mode, drop_headline)
+    check_content_options(fmt, mode, drop_headline, favor)
     if url_rules is not None and dedup is DedupMode.OFF:
         raise typer.BadParameter("learns from the duplicate stage's groups: not with --dedup off",
                                  param_hint="--url-rules")
@@ -185,7 +188,7 @@ def clean(
                             line_noise=line_noise, max_noise=max_line_noise),
             language_model=language_model, dedup=dedup,
             url_rules=str(url_rules) if url_rules is not None else None,
-            redact_pii=redact_pii, quality=quality, drop_headline=drop_headline,
+            redact_pii=redact_pii, quality=quality, drop_headline=drop_headline, favor=favor,
         )
         reporter = (_Reporter(report, quiet, options.worker_count) if report is not None
                     else None)

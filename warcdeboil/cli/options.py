@@ -11,6 +11,7 @@ import typer
 
 from warcdeboil.dedup.verdicts import DedupMode
 from warcdeboil.output.formats import OutputFormat
+from warcdeboil.page.favor import Favor
 from warcdeboil.site.clean import Mode
 from warcdeboil.site.sitekey import SiteKeyMode
 from warcdeboil.warc.compression import Codec
@@ -163,6 +164,13 @@ DropHeadline = Annotated[
                  "its main content) out of the text, as scrapinghub's gold and trafilatura do; "
                  "JSONL's title keeps the page's title. Content mode, text outputs."),
 ]
+FavorOption = Annotated[
+    Favor,
+    typer.Option("--favor", help="Content mode's side of the trade between boilerplate kept and "
+                 "content lost: precision (less boilerplate, some content lost), balanced, recall "
+                 "(less content lost, more boilerplate). See docs/modes.md for each setting's "
+                 "precision and recall. Content mode, text outputs."),
+]
 RedactPii = Annotated[
     bool,
     typer.Option("--redact-pii", help="Replace e-mail, IPv4 and IPv6 addresses in the text by "
@@ -228,14 +236,20 @@ def check_pii(fmt: OutputFormat, redact_pii: bool) -> None:
                                  param_hint="--redact-pii")
 
 
-def check_headline(fmt: OutputFormat, mode: Mode | None, drop_headline: bool) -> None:
-    """--drop-headline outside content mode's text: a usage error (see
-    run.options.HEADLINE_NOT_CONTENT)."""
-    from warcdeboil.run.options import HEADLINE_NOT_CONTENT, writes_content
+def check_content_options(fmt: OutputFormat, mode: Mode | None, drop_headline: bool,
+                          favor: Favor) -> None:
+    """--drop-headline, or --favor other than balanced, outside content mode's text: a usage
+    error (see run.options.HEADLINE_NOT_CONTENT and FAVOR_NOT_CONTENT)."""
+    from warcdeboil.run.options import FAVOR_NOT_CONTENT, HEADLINE_NOT_CONTENT, writes_content
 
-    if drop_headline and not writes_content(fmt, mode):
+    if writes_content(fmt, mode):
+        return
+    if drop_headline:
         raise typer.BadParameter(HEADLINE_NOT_CONTENT.removeprefix("--drop-headline "),
                                  param_hint="--drop-headline")
+    if favor is not Favor.BALANCED:
+        raise typer.BadParameter(FAVOR_NOT_CONTENT.removeprefix("--favor "),
+                                 param_hint="--favor")
 
 
 def check_dedup(fmt: OutputFormat, dedup: DedupMode | None) -> None:

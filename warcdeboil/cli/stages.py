@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from warcdeboil.output.formats import OutputFormat
+from warcdeboil.page.favor import Favor
 from warcdeboil.site.sitekey import SiteKeyMode
 
 from .console import (
@@ -26,6 +27,7 @@ from .options import (
     DropFlagged,
     DropHeadline,
     ExcludedOption,
+    FavorOption,
     Format,
     Inputs,
     JsonSummary,
@@ -50,8 +52,8 @@ from .options import (
     Workers,
     ZstdDict,
     build_options,
+    check_content_options,
     check_dedup,
-    check_headline,
     check_mode,
     check_pii,
     lm_settings,
@@ -139,6 +141,7 @@ def apply(
     drop_flagged: DropFlagged = False,
     excluded: ExcludedOption = None,
     drop_headline: DropHeadline = False,
+    favor: FavorOption = Favor.BALANCED,
     verbose: Verbose = False,
     quiet: Quiet = False,
 ) -> None:
@@ -155,7 +158,7 @@ def apply(
     check_mode(fmt, mode)
     check_dedup(fmt, dedup)
     check_pii(fmt, redact_pii)
-    check_headline(fmt, mode, drop_headline)
+    check_content_options(fmt, mode, drop_headline, favor)
     quality = quality_options(fmt, quality_filters, quality_config, drop_flagged, excluded)
     try:
         options = build_options(
@@ -165,7 +168,7 @@ def apply(
                             max_page_perplexity, run=False, line_noise=line_noise,
                             max_noise=max_line_noise),
             language_model=language_model, dedup=dedup, redact_pii=redact_pii,
-            quality=quality, drop_headline=drop_headline,
+            quality=quality, drop_headline=drop_headline, favor=favor,
         )
         found = discover_inputs(inputs, exclude=local_output_dir(output))
         with ProgressBars(not quiet and sys.stderr.isatty()) as bars:

@@ -10,18 +10,20 @@ from typing import Annotated
 import typer
 
 from warcdeboil.output.formats import OutputFormat
+from warcdeboil.page.favor import Favor
 from warcdeboil.site.clean import Mode
 
 from .console import fail, print_summary, report_written, setup_logging, tally_summary
 from .options import (
     DropHeadline,
+    FavorOption,
     Inputs,
     JsonSummary,
     Quiet,
     Verbose,
     Workers,
     build_options,
-    check_headline,
+    check_content_options,
     parse_codec,
 )
 
@@ -155,6 +157,7 @@ def evaluate_command(
     per_site: Annotated[bool, typer.Option("--per-site", help="One row per site.")] = False,
     json_report: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
     drop_headline: DropHeadline = False,
+    favor: FavorOption = Favor.BALANCED,
     verbose: Verbose = False,
 ) -> None:
     """Clean archives to text and score it against gold text: token precision, recall, F1
@@ -165,12 +168,13 @@ def evaluate_command(
     from warcdeboil.run.local import clean as run_clean
 
     setup_logging(verbose, quiet=True)
-    check_headline(OutputFormat.JSONL, mode, drop_headline)
+    check_content_options(OutputFormat.JSONL, mode, drop_headline, favor)
     try:
         reference = load_gold(gold)
         with tempfile.TemporaryDirectory(prefix="warcdeboil-eval-") as out:
             options = build_options(format=OutputFormat.JSONL, mode=mode, workers=workers,
-                                    max_iou=0.95, min_occurrence=1, drop_headline=drop_headline)
+                                    max_iou=0.95, min_occurrence=1, drop_headline=drop_headline,
+                                    favor=favor)
             summary = run_clean(inputs, out, options)
             written = sorted(Path(t.output) for t in summary.apply_files if t.output)
             report = evaluate(load_predictions(written), reference)

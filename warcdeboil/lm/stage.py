@@ -50,6 +50,7 @@ from warcdeboil.dedup.stage import SIGN_BATCH, doomed_of, sign_batch
 from warcdeboil.dedup.verdicts import SignJob
 from warcdeboil.errors import WorkDirError
 from warcdeboil.page.dom import without_structure
+from warcdeboil.page.favor import Favor
 from warcdeboil.page.language import identify
 from warcdeboil.site.clean import Mode, clean_page
 from warcdeboil.site.fit import SiteProfile
@@ -120,6 +121,7 @@ class _TextJob:
     structure: bool = True
     language_model: str = ""  # --language-model: the identifier of the pages' languages
     drop_headline: bool = False  # --drop-headline: pass 2 writes the text without it
+    favor: Favor = Favor.BALANCED  # --favor: the operating point pass 2 cleans with
 
 
 @dataclass
@@ -231,7 +233,7 @@ class _Walk:
                 analysed = without_structure(analysed)  # its template's cuts are found again
             cleaning = clean_page(analysed, profile, self.job.mode,
                                   known if analysed is entry.page else None, entry.url,
-                                  drop_headline=self.job.drop_headline)
+                                  drop_headline=self.job.drop_headline, favor=self.job.favor)
             language, confidence = identify(cleaning.cleaned.text, self.job.language_model)
             page: Cleaned = (entry.ordinal, entry.url, *cleaning, language, confidence)
             kept.add(page)
@@ -481,6 +483,7 @@ def prepare_lm(
     blocks: bool = True,
     structure: bool = True,
     drop_headline: bool = False,
+    favor: Favor = Favor.BALANCED,
 ) -> tuple[LmSettings, LmStats]:
     """The run's models (``--lm auto``) and each language's percentiles (buckets), from the
     page stores of pass 1; the settings pass 2 is to use. ``run_jobs(func, jobs, workers,
@@ -491,7 +494,8 @@ def prepare_lm(
     ``blocks`` False: pass 2 reads only the text and kind of the pages' blocks (not Markdown
     output), which is then all their store keeps. ``structure`` False: the output reads its
     pages without structure marks (template-mode text), and so does their cleaning here.
-    ``drop_headline``: the pages are cleaned without their headline, as pass 2 writes them."""
+    ``drop_headline``, ``favor``: the pages are cleaned without their headline, at the operating
+    point, as pass 2 writes them."""
     lm_dir = work_dir / "lm"
     shutil.rmtree(lm_dir, ignore_errors=True)
     spill_dir = lm_dir / "texts"
@@ -507,7 +511,7 @@ def prepare_lm(
                      str(profiles_dir) if profiles_dir else None, partitions, site_key, mode,
                      settings if score_now else None, str(scores_path(work_dir, i)),
                      sign[i] if sign is not None else None, cross, not blocks, structure,
-                     settings.language_model, drop_headline)
+                     settings.language_model, drop_headline, favor)
             for i, store in enumerate(stores)]
     walked = run_jobs(_spill_texts, jobs, workers, lambda _: None, stage="lm texts",
                       name=lambda job: job.store)

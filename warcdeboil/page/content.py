@@ -43,18 +43,21 @@ from .dom import (
     ROLE_CHROME,
     ROLE_CLOSE,
     ROLE_COMMENTS,
+    ROLE_MAIN,
     ROLE_META,
     ROLE_OPEN,
     ROLES,
     inline_as_spaces,
     plain_block_digests,
 )
+from .favor import Favor, OperatingPoint
 
 __all__ = [
     "Block",
     "COPIED_BLOCK",
     "HEADLINE",
     "MARKUP_BLOCK",
+    "OPERATING_POINTS",
     "CONTEXT_FEATURE_NAMES",
     "ContentModel",
     "FEATURE_NAMES",
@@ -80,8 +83,10 @@ __all__ = [
     "without_headline",
     "without_linked_chrome",
     "load_model",
+    "operating_point",
     "repeated_blocks",
     "section_titles",
+    "tightened",
     "select_blocks",
     "split_blocks",
     "without_repeated",
@@ -1079,8 +1084,56 @@ def fill_core_gaps(blocks: list[Block], keep: list[bool]) -> list[bool]:
     return result
 
 
+# The settings of --favor (see warcdeboil.page.favor). Balanced is the model's own threshold and
+# every rule above. The others were chosen on the calibration sites of the five sets of
+# ../shared/eval and WCXB's dev split (benchmarks/favor.py: the highest mean precision, or
+# recall, whose F1 is within 0.008 of balanced's on every set). Mean precision / recall / F1
+# over the six sets, balanced 0.923 / 0.963 / 0.931: precision 0.933 / 0.948 / 0.929 (higher
+# thresholds alone gain less: 0.65 gives 0.933 / 0.941 / 0.924); recall 0.916 / 0.968 / 0.930
+# (benchmarks/results/favor-2026-11-29.md).
+OPERATING_POINTS = {
+    Favor.BALANCED: OperatingPoint(threshold=0.5, listing_threshold=LISTING_THRESHOLD,
+                                   fill_gaps=True),
+    Favor.PRECISION: OperatingPoint(threshold=0.5, listing_threshold=LISTING_THRESHOLD,
+                                    fill_gaps=True, drop_link_dense=True, edge_chars=40),
+    Favor.RECALL: OperatingPoint(threshold=0.45, listing_threshold=0.1, fill_gaps=True),
+}
+
+
+def operating_point(favor: Favor | str = Favor.BALANCED) -> OperatingPoint:
+    """The operating point of a setting of ``--favor`` (a :class:`Favor` or its name)."""
+    return OPERATING_POINTS[Favor(favor)]
+
+
+# A block of prose, for tightened's edges: as long as a sentence or two.
+EDGE_PROSE_CHARS = 80
+_IN_ASIDE_ONLY = 1 << ROLE_ASIDE
+_IN_MAIN = 1 << ROLE_MAIN
+
+
+def tightened(blocks: list[Block], keep: list[bool], point: OperatingPoint) -> list[bool]:
+    """``keep`` without what the operating point drops after the rules (see
+    :class:`warcdeboil.page.favor.OperatingPoint`; nothing at balanced)."""
+    if not (point.drop_link_dense or point.drop_asides or point.edge_chars):
+        return keep
+    result = [ok and not (point.drop_link_dense and block.link_chars >= LINK_DENSE * block.chars)
+              and not (point.drop_asides and block.roles & _IN_ASIDE_ONLY
+                       and not block.roles & _IN_MAIN)
+              for block, ok in zip(blocks, keep, strict=True)]
+    if point.edge_chars:
+        prose = [i for i, ok in enumerate(result)
+                 if ok and blocks[i].chars >= EDGE_PROSE_CHARS and not 1 <= blocks[i].kind <= 6]
+        if prose:
+            for i in (*range(prose[0]), *range(prose[-1] + 1, len(blocks))):
+                block = blocks[i]
+                if result[i] and block.chars < point.edge_chars and not 1 <= block.kind <= 6:
+                    result[i] = False
+    return result
+
+
 def judge(blocks: list[Block], model: ContentModel | None = None, *,
-          discussion: bool = False) -> tuple[list[bool], int]:
+          discussion: bool = False, point: OperatingPoint | None = None,
+          ) -> tuple[list[bool], int]:
     """Which blocks the model keeps, and the role bits whose blocks go anyway (see
     :func:`comment_roles`). A page without prose (:func:`is_listing`) is judged with the lower
     bar :data:`LISTING_THRESHOLD`, and keeps its lists of items whole (:func:`keep_items`); a
@@ -1089,10 +1142,12 @@ def judge(blocks: list[Block], model: ContentModel | None = None, *,
     (:func:`keep_prose_items`); a thread of comments (:func:`is_thread`; ``discussion``: the
     page is at a thread's address) is judged again with no block counted as in comments, and
     keeps them and its posts (:func:`with_posts`). Last, a page with prose keeps the text
-    between the kept blocks of its core (:func:`fill_core_gaps`)."""
+    between the kept blocks of its core (:func:`fill_core_gaps`). ``point``: the thresholds and
+    rules of a setting of ``--favor`` (balanced's when None)."""
     if not blocks:
         return [], 0
     model = model or load_model()
+    point = point or OPERATING_POINTS[Favor.BALANCED]
     columns = feature_columns(blocks)
     listing = is_listing(blocks)
 
@@ -1100,7 +1155,8 @@ def judge(blocks: list[Block], model: ContentModel | None = None, *,
     linked_chrome = not listing and any(map(any, map(columns.__getitem__, _ROLE_LINK_COLUMNS)))
 
     def kept() -> list[bool]:
-        keep = model.keep_columns(columns, blocks, LISTING_THRESHOLD if listing else None)
+        keep = model.keep_columns(columns, blocks,
+                                  point.listing_threshold if listing else point.threshold)
         if listing:
             return keep_items(blocks, keep)
         if linked_chrome:
@@ -1110,13 +1166,17 @@ def judge(blocks: list[Block], model: ContentModel | None = None, *,
     keep = kept()
 
     def filled(keep: list[bool]) -> list[bool]:
-        return keep if listing else fill_core_gaps(blocks, keep)
+        if listing:
+            return keep
+        if point.fill_gaps:
+            keep = fill_core_gaps(blocks, keep)
+        return tightened(blocks, keep, point)
 
     # A page without comments needs neither test (the comments rule then drops nothing): any()
     # over the column runs in C, where comment_roles loops over the blocks in Python.
     if not any(columns[_IN_COMMENTS_COLUMN]):
         return filled(keep), _IN_COMMENTS
-    if is_thread(blocks, keep, discussion):
+    if point.threads and is_thread(blocks, keep, discussion):
         columns[_IN_COMMENTS_COLUMN] = [0.0] * len(blocks)
         return filled(with_posts(blocks, kept())), 0
     return filled(keep), comment_roles(blocks, keep)
@@ -1130,16 +1190,16 @@ def copied_blocks(blocks: list[Block], keep: list[bool]) -> list[bool]:
 
 def extract(
     marked: str, model: ContentModel | None = None, *, repeated: Collection[int] = (),
-    url: str = "",
+    url: str = "", point: OperatingPoint | None = None,
 ) -> Extraction:
     """Main content of a page's marked text (template already removed): :func:`extract_blocks`
     over :func:`split_blocks`."""
-    return extract_blocks(split_blocks(marked), model, repeated=repeated, url=url)
+    return extract_blocks(split_blocks(marked), model, repeated=repeated, url=url, point=point)
 
 
 def extract_blocks(
     blocks: list[Block], model: ContentModel | None = None, *, repeated: Collection[int] = (),
-    url: str = "",
+    url: str = "", point: OperatingPoint | None = None,
 ) -> Extraction:
     """The blocks of a page that are its main content, and the others counted by reason.
 
@@ -1159,12 +1219,13 @@ def extract_blocks(
     0.909 -> 0.905. Except on a discussion, where the comments are the page (see
     :func:`comment_roles` and :func:`is_thread`). Then a kept block that copies what was kept
     before it from several blocks goes (:func:`copied_blocks`). ``url``: the page's address,
-    which can say it is a thread (:func:`discussion_address`).
+    which can say it is a thread (:func:`discussion_address`); ``point``: the operating point
+    of a setting of ``--favor`` (:func:`operating_point`; balanced's when None).
     """
     kept: list[Block] = []
     removed: dict[str, int] = {}
-    for block, reason in zip(blocks, block_verdicts(blocks, model, repeated=repeated, url=url),
-                             strict=True):
+    verdicts = block_verdicts(blocks, model, repeated=repeated, url=url, point=point)
+    for block, reason in zip(blocks, verdicts, strict=True):
         if reason is None:
             kept.append(block)
         else:
@@ -1174,14 +1235,14 @@ def extract_blocks(
 
 def block_verdicts(
     blocks: list[Block], model: ContentModel | None = None, *, repeated: Collection[int] = (),
-    url: str = "",
+    url: str = "", point: OperatingPoint | None = None,
 ) -> list[str | None]:
     """Why each block goes, as :func:`extract_blocks` decides it (None: kept): the site
     repeats it (but for a heading that titles the kept text after it: :func:`section_titles`),
     it copies kept text, it is HTML source (:func:`is_markup`), it is a reader's comment the
     model kept, or the model dropped it (:func:`removal_reason`). The run and the report
     (``report.annotate``) both read these."""
-    keep, dropped_roles = judge(blocks, model, discussion=discussion_address(url))
+    keep, dropped_roles = judge(blocks, model, discussion=discussion_address(url), point=point)
     is_repeated = repeated_blocks(blocks, repeated)
     if any(is_repeated):
         is_repeated = section_titles(blocks, keep, is_repeated, dropped_roles)

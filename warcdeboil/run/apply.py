@@ -38,6 +38,7 @@ from warcdeboil.output.sink import PageResult, Sink
 from warcdeboil.output.warc import WarcSink
 from warcdeboil.output.wet import TextSink
 from warcdeboil.page.dom import Doomed, analyse, without_structure
+from warcdeboil.page.favor import Favor
 from warcdeboil.page.html import HtmlPage, PageLimits, payload_sha1
 from warcdeboil.site.clean import Mode, PageCleaning, clean_for_warc, clean_page
 from warcdeboil.site.fit import SiteProfile
@@ -110,6 +111,7 @@ class ApplyJob:
     quality: QualitySettings | None = None  # --quality-filters (text outputs)
     excluded: str | None = None  # --excluded: where this input's pages left out are listed
     drop_headline: bool = False  # --drop-headline: content mode's text without the headline
+    favor: Favor = Favor.BALANCED  # --favor: content mode's operating point
 
     @property
     def structure(self) -> bool:
@@ -337,7 +339,7 @@ def _emit(
     else:
         if cleaning is None:  # else the stage before pass 2 cleaned it already, the same way
             cleaning = clean_page(entry.page, profile, job.mode, known, entry.url,
-                                  drop_headline=job.drop_headline)
+                                  drop_headline=job.drop_headline, favor=job.favor)
         cleaned, content, removed_blocks = cleaning
         tally.text_chars += len(cleaned.text)
     tally.cleaned += 1

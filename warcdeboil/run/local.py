@@ -547,7 +547,7 @@ def apply_profiles(
                 (plan.rel.as_posix(), chosen) for plan, chosen in zip(planned, spans,
                                                                          strict=True)),
             options.redact_pii, language_model=options.language_model, quality=options.quality,
-            drop_headline=options.drop_headline)
+            drop_headline=options.drop_headline, favor=options.favor)
     check_writable(out_dir)
     jobs = []
     linked = []  # (output name, output, links base) of every output relink looks at
@@ -575,7 +575,7 @@ def apply_profiles(
             language_model=options.language_model,
             made_with=record.side_bytes(plan.codec), redact_pii=options.redact_pii,
             quality=options.quality, excluded=parts[i] if parts is not None else None,
-            drop_headline=options.drop_headline,
+            drop_headline=options.drop_headline, favor=options.favor,
         ))
 
     def done(_: Tally) -> None:
@@ -777,7 +777,7 @@ def _with_run_models(options: Options, stores: list[Path], work: Path, profiles:
                                  run_jobs, sign,
                                  blocks=options.format is OutputFormat.MARKDOWN,
                                  structure=options.output_structure,
-                                 drop_headline=options.drop_headline)
+                                 drop_headline=options.drop_headline, favor=options.favor)
     log.info("perplexity: pages by language %s", stats.pages)
     return replace(options, lm=settings)
 

@@ -36,6 +36,7 @@ from warcdeboil._version import __version__
 from warcdeboil.dedup.verdicts import DedupMode
 from warcdeboil.errors import InputError, PlanError
 from warcdeboil.output.formats import FIELD_FORMATS, OutputFormat
+from warcdeboil.page.favor import Favor
 from warcdeboil.page.html import PageLimits
 from warcdeboil.site.clean import Mode
 from warcdeboil.site.fit import FitParams
@@ -123,7 +124,7 @@ def made_with(
     limits: PageLimits, dedup: DedupMode, url_rules: bool, lm: LmSettings | None,
     zstd_dictionary: bool, selection: str, redact_pii: bool = False,
     language_model: str = "", quality: QualitySettings | None = None,
-    drop_headline: bool = False,
+    drop_headline: bool = False, favor: Favor = Favor.BALANCED,
 ) -> RunRecord:
     """The record of what a run's outputs are made with, from the values pass 2 uses: ``fit``
     None when pages are cleaned without profiles, ``dedup`` what is done with the duplicate
@@ -131,7 +132,8 @@ def made_with(
     ``selection`` :func:`selection_key` of the records read; ``redact_pii`` recorded only when
     on, so that the records of runs without it are those written before it existed;
     ``language_model`` the identification model given (named only when given, and for outputs
-    that give languages); ``drop_headline`` recorded only when on, as ``redact_pii``."""
+    that give languages); ``drop_headline`` recorded only when on, as ``redact_pii``, and
+    ``favor`` only when not balanced."""
     names = ("max-iou", "min-occurrence", "near-duplicate", "repeated-share",
              "repeated-min-pages")
     fitted = [(name, "none") for name in names] if fit is None else list(zip(names, map(repr, (
@@ -153,6 +155,8 @@ def made_with(
         values.append(("redact-pii", "yes"))
     if drop_headline:
         values.append(("drop-headline", "yes"))
+    if favor is not Favor.BALANCED:
+        values.append(("favor", favor.value))
     if language_model and fmt is not OutputFormat.WARC:
         values.append(("language-model", model_identity(language_model)))
     return RunRecord(tuple(values), fmt, zstd_dictionary)
@@ -165,7 +169,8 @@ def wanted(options: Options, selection: str = NO_SELECTION) -> RunRecord:
                      options.limits, dedup,
                      options.url_rules is not None and dedup is not DedupMode.OFF,
                      options.lm, options.zstd_dictionary, selection, options.redact_pii,
-                     options.language_model, options.quality, options.drop_headline)
+                     options.language_model, options.quality, options.drop_headline,
+                     options.favor)
 
 
 def _lm_values(lm: LmSettings | None) -> list[tuple[str, str]]:

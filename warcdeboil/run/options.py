@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from warcdeboil.dedup.verdicts import DedupMode
 from warcdeboil.errors import ConfigError
 from warcdeboil.output.formats import FIELD_FORMATS, OutputFormat, default_mode, needs_structure
+from warcdeboil.page.favor import Favor, as_favor
 from warcdeboil.page.html import DigestKind, PageLimits
 from warcdeboil.site.clean import Mode
 from warcdeboil.site.fit import FitParams
@@ -57,6 +58,7 @@ class Options:
     language_model: str = ""  # --language-model: a fastText identification model; "": lid.176
     quality: QualitySettings | None = None  # --quality-filters: flags, and what is dropped
     drop_headline: bool = False  # --drop-headline: content mode's text without the headline
+    favor: Favor = Favor.BALANCED  # --favor: content mode's side of the precision/recall trade
 
     def __post_init__(self) -> None:
         if self.lm is not None and self.lm.language_model != self.language_model:
@@ -82,6 +84,9 @@ class Options:
             raise ConfigError(PII_WARC)
         if self.drop_headline and not writes_content(self.format, self.mode):
             raise ConfigError(HEADLINE_NOT_CONTENT)
+        object.__setattr__(self, "favor", as_favor(self.favor))  # or its name, from the API
+        if self.favor is not Favor.BALANCED and not writes_content(self.format, self.mode):
+            raise ConfigError(FAVOR_NOT_CONTENT)
         if self.format is OutputFormat.PARQUET:
             from warcdeboil.output.parquet import check_pyarrow
 
@@ -134,14 +139,17 @@ class Options:
 
 
 def writes_content(fmt: OutputFormat, mode: Mode | None) -> bool:
-    """Whether a run writes content mode's text (what --drop-headline changes): a text format in
-    content mode, given or the format's default."""
+    """Whether a run writes content mode's text (what --drop-headline and --favor change): a text
+    format in content mode, given or the format's default."""
     return fmt is not OutputFormat.WARC and (mode or default_mode(fmt)) is Mode.CONTENT
 
 
 # Why only content mode's text takes --drop-headline (docs/modes.md).
 HEADLINE_NOT_CONTENT = ("--drop-headline leaves the headline out of the main content's text: "
                         "use --mode content with --format jsonl, parquet, text or markdown")
+# Why only content mode's text takes --favor other than balanced (docs/modes.md).
+FAVOR_NOT_CONTENT = ("--favor chooses what content mode keeps of a page: use --mode content "
+                     "with --format jsonl, parquet, text or markdown")
 # Why WARC output refuses --redact-pii (docs/pii.md).
 PII_WARC = ("--redact-pii redacts text: use --format jsonl, parquet, text or markdown (WARC "
             "output keeps each page's HTML, whose attributes, scripts and links would keep the "

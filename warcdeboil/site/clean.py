@@ -18,6 +18,7 @@ from warcdeboil.page.dom import (
     remove_repeated,
     remove_template,
 )
+from warcdeboil.page.favor import Favor
 
 from .fit import SiteProfile
 
@@ -52,24 +53,26 @@ def _removals(
 
 def clean_page(
     page: PageText, profile: SiteProfile | None, mode: Mode, known: Doomed | None = None,
-    url: str = "", *, drop_headline: bool = False,
+    url: str = "", *, drop_headline: bool = False, favor: Favor = Favor.BALANCED,
 ) -> PageCleaning:
     """The text of an analysed page without its site's template: in content mode, its main
     content; else everything but the template subtrees and slots and the repeated blocks. ``known``:
     what the profile dooms on the page (:func:`warcdeboil.page.dom.find_doomed`), if found already;
     ``url``: the page's address, which content mode reads (a thread's address says its comments are
     its content); ``drop_headline``: content mode without the page's headline
-    (:func:`warcdeboil.page.content.without_headline`)."""
+    (:func:`warcdeboil.page.content.without_headline`); ``favor``: content mode's operating point
+    (:func:`warcdeboil.page.content.operating_point`)."""
     template, repeated, slots = _removals(profile)
     removal = remove_template(page, template, slots, known)
     marked = removal.marked.decode("utf-8", "surrogatepass")
     content: Extraction | None = None
     if mode is Mode.CONTENT:
-        from warcdeboil.page.content import (
-            extract,  # the content model: not loaded by template-mode runs
+        from warcdeboil.page.content import (  # the content model: not loaded by template mode
+            extract,
+            operating_point,
         )
 
-        content = extract(marked, repeated=repeated, url=url)
+        content = extract(marked, repeated=repeated, url=url, point=operating_point(favor))
         if drop_headline:
             from warcdeboil.page.content import without_headline
 

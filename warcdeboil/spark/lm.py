@@ -43,7 +43,7 @@ def text_rows(options: Options, item: JoinedPage) -> Iterator[TextRow]:
     page, entry, profile = joined_page(item)
     analysed = entry.page if options.output_structure else without_structure(entry.page)
     text = clean_page(analysed, profile, options.effective_mode, url=entry.url,
-                      drop_headline=options.drop_headline).cleaned.text
+                      drop_headline=options.drop_headline, favor=options.favor).cleaned.text
     language = identify(text, options.language_model).language
     if language:
         yield (language, url_half(entry.url), page_file(page), entry.ordinal), text

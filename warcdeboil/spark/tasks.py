@@ -390,7 +390,7 @@ def _apply(
         made_with=record.side_bytes(codec), redact_pii=options.redact_pii,
         language_model=options.language_model, quality=options.quality,
         excluded=str(excluded) if excluded is not None else None,
-        drop_headline=options.drop_headline,
+        drop_headline=options.drop_headline, favor=options.favor,
     )
     if not is_remote(settings.output):
         return apply_file(replace(job, output=local_path(target)), profiles=profiles.get), name
