@@ -7,6 +7,7 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import http_response, site_pages, synthetic_crawl, warc_record
@@ -14,6 +15,8 @@ from typer.testing import CliRunner
 
 from warcdeboil.cli import app
 from warcdeboil.output.formats import OutputFormat
+from warcdeboil.page.content import HEADLINE
+from warcdeboil.page.favor import Favor
 from warcdeboil.report.annotate import SLOT, SUBTREE, annotate
 from warcdeboil.report.collect import ArchivePages, StorePages, collect
 from warcdeboil.run.local import build_index, fit_profiles
@@ -49,7 +52,8 @@ def _links_resolve(report: Path) -> int:
     return checked
 
 
-def _pages_of(work: Path, mode: Mode, structure: bool):
+def _pages_of(work: Path, mode: Mode, structure: bool, favor: Favor = Favor.BALANCED,
+              drop_headline: bool = False):
     """(annotation, clean_page's cleaning) of every page of a work directory."""
     meta = json.loads((work / "profiles" / "profiles.json").read_text())
     reader = ProfileReader(work / "profiles", meta["partitions"])
@@ -57,13 +61,14 @@ def _pages_of(work: Path, mode: Mode, structure: bool):
     for entry in iter_page_store(page_store_path(work / "pages", 0)):
         assert entry.page.structured is structure
         profile = reader.get(keyer(entry.url))
-        yield annotate(entry.page, profile, mode), clean_page(entry.page, profile, mode)
+        yield (annotate(entry.page, profile, mode, favor=favor, drop_headline=drop_headline),
+               clean_page(entry.page, profile, mode, favor=favor, drop_headline=drop_headline))
     reader.close()
 
 
-def _check_annotations(work: Path, mode: Mode, structure: bool) -> int:
+def _check_annotations(work: Path, mode: Mode, structure: bool, **choices: Any) -> int:
     pages = 0
-    for annotated, cleaning in _pages_of(work, mode, structure):
+    for annotated, cleaning in _pages_of(work, mode, structure, **choices):
         assert annotated.kept_text == cleaning.cleaned.text
         reasons = Counter(line.reason for line in annotated.lines if line.reason)
         blocks = cleaning.content.removed if cleaning.content is not None else {}
@@ -89,10 +94,60 @@ def test_annotation_keeps_what_the_run_keeps(crawl: Path, tmp_path: Path, fmt: O
     assert _check_annotations(work, mode, structure) == 11
 
 
+@pytest.mark.parametrize("favor", [Favor.PRECISION, Favor.RECALL])
+def test_annotation_follows_the_runs_content_choices(crawl: Path, tmp_path: Path,
+                                                    favor: Favor) -> None:
+    work = tmp_path / "work"
+    options = Options(workers=1, format=OutputFormat.JSONL, partitions=4)
+    build_index([crawl / "a.warc.gz"], work, options)
+    fit_profiles(work, work / "profiles", options)
+    assert _check_annotations(work, Mode.CONTENT, True, favor=favor, drop_headline=True) == 11
+    headlines = sum(line.reason == HEADLINE for annotated, _ in _pages_of(
+        work, Mode.CONTENT, True, favor=favor, drop_headline=True) for line in annotated.lines)
+    assert headlines > 0
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", [Mode.TEMPLATE, Mode.CONTENT])
 def test_annotation_keeps_what_the_run_keeps_on_dragnet(dragnet_work: Path, mode: Mode) -> None:
     assert _check_annotations(dragnet_work, mode, True) == 1381
+
+
+@pytest.mark.slow
+def test_annotation_keeps_what_a_precision_run_keeps_on_dragnet(dragnet_work: Path) -> None:
+    assert _check_annotations(dragnet_work, Mode.CONTENT, True, favor=Favor.PRECISION,
+                              drop_headline=True) == 1381
+
+
+def test_the_report_shows_the_runs_setting(tmp_path: Path, write_archive) -> None:
+    # clean --report, and report after the fact, annotate as the run cleaned: the text kept is
+    # the run's to the character; report --favor shows another setting.
+    from test_favor import _story  # articles whose edges --favor precision leaves out
+
+    crawl = tmp_path / "crawl"
+    crawl.mkdir()
+    write_archive(crawl / "stories.warc.gz", [warc_record(
+        "response", f"http://site{i % 2}.test/story/{i}",
+        http_response(f"<html><body>{_story(i)}</body></html>".encode())) for i in range(6)],
+        Codec.GZIP)
+    report, work = tmp_path / "report", tmp_path / "work"
+    summary = _run("clean", str(crawl), "-o", str(tmp_path / "out"), "--format", "jsonl",
+                   "--favor", "precision", "--drop-headline", "--work-dir", str(work),
+                   "--report", str(report), "--json")
+    data = collect(StorePages(work), work / "profiles", Mode.CONTENT, summary,
+                   favor=Favor.PRECISION, drop_headline=True)
+    assert data.total("kept_chars") == summary["text_chars"] > 0
+    assert data.removed("removed_blocks")[HEADLINE] == 6
+    assert f"{summary['text_chars']:,} chars" in (report / "index.html").read_text("utf-8")
+    _run("report", str(work), "-o", str(tmp_path / "again"))
+    assert f"{summary['text_chars']:,} chars" in (tmp_path / "again" / "index.html").read_text(
+        "utf-8")
+    balanced = collect(StorePages(work), work / "profiles", Mode.CONTENT, summary,
+                       drop_headline=True)
+    assert balanced.total("kept_chars") > summary["text_chars"]
+    _run("report", str(work), "-o", str(tmp_path / "balanced"), "--favor", "balanced")
+    index = (tmp_path / "balanced" / "index.html").read_text("utf-8")
+    assert f"{balanced.total('kept_chars'):,} chars" in index
 
 
 def test_clean_report_says_what_the_run_did(crawl: Path, tmp_path: Path) -> None:

@@ -185,7 +185,9 @@ def apply(
             source = ArchivePages([p for p, _ in found], options.output_structure,
                                    options.limits)
             report_written(build_report(source, report, profiles, options.effective_mode,
-                                         data, workers=options.worker_count), quiet)
+                                         data, workers=options.worker_count,
+                                         favor=options.favor,
+                                         drop_headline=options.drop_headline), quiet)
     except Exception as exc:
         fail(exc, verbose)
         return

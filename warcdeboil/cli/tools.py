@@ -41,6 +41,10 @@ def report_command(
         Mode | None, typer.Option("--mode", "-m", help="Default: the run's (template when the "
                                   "work directory does not say).")
     ] = None,
+    favor: Annotated[
+        Favor | None, typer.Option("--favor", help="Content mode's setting to show (see clean "
+                                   "--favor). Default: the run's.")
+    ] = None,
     workers: Workers = 0,
     verbose: Verbose = False,
     quiet: Quiet = False,
@@ -53,7 +57,7 @@ def report_command(
     setup_logging(verbose, quiet)
     try:
         index_path = report_work_dir(work_dir, output, profiles_dir=profiles, mode=mode,
-                                     workers=workers or os.cpu_count() or 1)
+                                     workers=workers or os.cpu_count() or 1, favor=favor)
     except Exception as exc:
         fail(exc, verbose)
         return

@@ -16,6 +16,7 @@ from typing import Any
 from warcdeboil.errors import ConfigError, WorkDirError
 from warcdeboil.output.formats import OutputFormat, needs_structure
 from warcdeboil.page.content import load_model
+from warcdeboil.page.favor import Favor, as_favor
 from warcdeboil.run.local import PROFILES_META, RUN_META
 from warcdeboil.site.clean import Mode
 from warcdeboil.site.sitekey import SiteKeyMode
@@ -42,13 +43,15 @@ def _prepare(out: Path) -> None:
 def build_report(
     source: PageSource, out: Path, profiles_dir: Path | None, mode: Mode,
     summary: dict[str, Any] | None = None, site_key: SiteKeyMode | None = None,
-    workers: int = 1,
+    workers: int = 1, *, favor: Favor = Favor.BALANCED, drop_headline: bool = False,
 ) -> Path:
     """Write the report of the pages of ``source`` cleaned with the profiles in
     ``profiles_dir`` to ``out``; returns the path of its index. ``workers`` processes share
-    the inputs; the report is the same for any number."""
+    the inputs; the report is the same for any number. ``favor``, ``drop_headline``: content
+    mode's choices (--favor, --drop-headline)."""
     _prepare(out)
-    data = collect(source, profiles_dir, mode, summary, site_key, workers)
+    data = collect(source, profiles_dir, mode, summary, site_key, workers, favor=favor,
+                   drop_headline=drop_headline)
     write_stylesheet(out)
     shown = [site for site in data.sites if site.has_page]
     wanted: dict[int, list[SampleRef]] = {}
@@ -69,7 +72,8 @@ def build_report(
             name, k = found
             profile = profiles.get(name) if keyer(entry.url) == name and name else None
             write_sample(name, k, entry.url, entry.page.title,
-                         annotate(entry.page, profile, mode, model, entry.url), out)
+                         annotate(entry.page, profile, mode, model, entry.url, favor=favor,
+                                  drop_headline=drop_headline), out)
             urls.setdefault(name, {})[k] = entry.url
     finally:
         profiles.close()
@@ -81,10 +85,12 @@ def build_report(
 
 def report_work_dir(
     work_dir: Path, out: Path, *, profiles_dir: Path | None = None, mode: Mode | None = None,
-    workers: int = 1,
+    workers: int = 1, favor: Favor | None = None,
 ) -> Path:
     """The report of a kept work directory (``clean --work-dir`` or ``--keep-work-dir``, or
-    ``index`` then ``fit``): its page stores, its profiles, and what its run said of itself."""
+    ``index`` then ``fit``): its page stores, its profiles, and what its run said of itself:
+    its mode, --favor and --drop-headline (``mode`` and ``favor`` given instead when not
+    None)."""
     run: dict[str, Any] = {}
     meta = work_dir / RUN_META
     if meta.exists():
@@ -103,4 +109,6 @@ def report_work_dir(
         raise WorkDirError(
             f"{profiles}: no site profiles (the fit did not run, or did not finish): run "
             f"`warcdeboil fit --work-dir {work_dir} --profiles {profiles}`, or give --profiles")
-    return build_report(pages, out, profiles, chosen, run.get("summary"), workers=workers)
+    return build_report(pages, out, profiles, chosen, run.get("summary"), workers=workers,
+                        favor=favor or as_favor(run.get("favor", Favor.BALANCED.value)),
+                        drop_headline=chosen is Mode.CONTENT and bool(run.get("drop_headline")))

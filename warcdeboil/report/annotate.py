@@ -22,6 +22,7 @@ from warcdeboil.page.content import (
     Block,
     ContentModel,
     block_verdicts,
+    operating_point,
     repeated_blocks,
     split_blocks,
 )
@@ -34,6 +35,7 @@ from warcdeboil.page.dom import (
     plain_block_digests,
     template_cuts,
 )
+from warcdeboil.page.favor import Favor
 from warcdeboil.site.clean import Mode
 from warcdeboil.site.fit import SiteProfile
 
@@ -89,21 +91,36 @@ def _texts(marked: bytes) -> list[str]:
 
 def _verdicts(
     blocks: list[Block], repeated: Collection[int], mode: Mode, model: ContentModel | None,
-    url: str,
+    url: str, favor: Favor,
 ) -> list[str | None]:
     """Why each block goes (None: kept), as content.extract_blocks and without_repeated
     decide it."""
     if mode is not Mode.CONTENT:
         return [REPEATED_BLOCK if rep else None for rep in repeated_blocks(blocks, repeated)]
-    return block_verdicts(blocks, model, repeated=repeated, url=url)
+    return block_verdicts(blocks, model, repeated=repeated, url=url,
+                          point=operating_point(favor))
+
+
+def _without_headline(blocks: list[Block], verdicts: list[str | None]) -> list[str | None]:
+    """``verdicts`` with the kept headings that open the text gone as the headline, when a kept
+    block that is not a heading follows them (as content.without_headline decides it)."""
+    kept = [i for i, verdict in enumerate(verdicts) if verdict is None]
+    first = next((n for n, i in enumerate(kept) if not 1 <= blocks[i].kind <= 6), 0)
+    if not first:
+        return verdicts
+    result = list(verdicts)
+    for i in kept[:first]:
+        result[i] = HEADLINE
+    return result
 
 
 def annotate(
     page: PageText, profile: SiteProfile | None, mode: Mode, model: ContentModel | None = None,
-    url: str = "",
+    url: str = "", *, favor: Favor = Favor.BALANCED, drop_headline: bool = False,
 ) -> AnnotatedPage:
     """Every text block of ``page``, in document order, with its verdict under ``profile``
-    (``url``: the page's address, which content mode reads as the run does)."""
+    (``url``: the page's address, which content mode reads as the run does; ``favor`` and
+    ``drop_headline``: content mode's choices, as the run's --favor and --drop-headline)."""
     cuts = _cuts(page, profile)
     marked = page.marked
     pieces: list[bytes] = []
@@ -116,7 +133,9 @@ def annotate(
     # neighbours), then dealt back to the stretches between the cuts.
     blocks = split_blocks(_LINE_BYTES.join(pieces).decode("utf-8", "surrogatepass"))
     repeated = profile.repeated if profile is not None else frozenset()
-    verdicts = _verdicts(blocks, repeated, mode, model, url)
+    verdicts = _verdicts(blocks, repeated, mode, model, url, favor)
+    if drop_headline and mode is Mode.CONTENT:
+        verdicts = _without_headline(blocks, verdicts)
     digests = list(plain_block_digests(block.text for block in blocks))
     kept = [Line(block.text, verdict, digest if verdict == REPEATED_BLOCK else 0)
             for block, verdict, digest in zip(blocks, verdicts, digests, strict=True)]

@@ -24,6 +24,7 @@ from xxhash import xxh3_64_intdigest
 from warcdeboil.errors import ConfigError, RecordError, WorkDirError
 from warcdeboil.page.content import load_model
 from warcdeboil.page.dom import analyse, without_structure
+from warcdeboil.page.favor import Favor
 from warcdeboil.page.html import PageLimits, html_page
 from warcdeboil.site.clean import Mode
 from warcdeboil.site.fit import SiteProfile
@@ -327,6 +328,8 @@ class _FileJob:
     mode: Mode
     site_key: SiteKeyMode | None
     largest: frozenset[str]  # the sites whose removed parts are listed (Profiles.largest)
+    favor: Favor = Favor.BALANCED  # content mode's choices, as the run's
+    drop_headline: bool = False
 
 
 def _collect_file(job: _FileJob) -> dict[str, SiteFigures]:
@@ -351,8 +354,8 @@ def _collect_file(job: _FileJob) -> dict[str, SiteFigures]:
                                        len(profile.repeated))
                 if site in job.largest:
                     figures.items = {}
-            _fold(figures, entry, annotate(entry.page, profile, job.mode, model,
-                                             entry.url))
+            _fold(figures, entry, annotate(entry.page, profile, job.mode, model, entry.url,
+                                           favor=job.favor, drop_headline=job.drop_headline))
             key = xxh3_64_intdigest(entry.url.encode("utf-8", "surrogatepass"))
             figures.add_sample(SampleRef(key, job.file, entry.offset, entry.length))
     finally:
@@ -363,17 +366,18 @@ def _collect_file(job: _FileJob) -> dict[str, SiteFigures]:
 def collect(
     source: PageSource, profiles_dir: Path | None, mode: Mode,
     summary: dict[str, Any] | None = None, site_key: SiteKeyMode | None = None,
-    workers: int = 1,
+    workers: int = 1, *, favor: Favor = Favor.BALANCED, drop_headline: bool = False,
 ) -> ReportData:
     """One pass over ``source``: every page annotated and counted under its site, the inputs
     shared among ``workers`` processes and their figures added up in the inputs' order (the
-    same report for any number of workers)."""
+    same report for any number of workers). ``favor``, ``drop_headline``: content mode's
+    choices, as the run's."""
     profiles = Profiles(profiles_dir)
     try:
         largest = profiles.largest()
     finally:
         profiles.close()
-    jobs = [_FileJob(source, i, profiles_dir, mode, site_key, largest)
+    jobs = [_FileJob(source, i, profiles_dir, mode, site_key, largest, favor, drop_headline)
             for i in range(len(source.inputs))]
     sites: dict[str, SiteFigures] = {}
     if workers > 1 and len(jobs) > 1:

@@ -750,6 +750,8 @@ def clean(
             )
         _write_json(work / RUN_META, {"mode": Mode(options.effective_mode).value,
                                       "format": OutputFormat(options.format).value,
+                                      "favor": options.favor.value,
+                                      "drop_headline": options.drop_headline,
                                       "summary": summary.to_dict()})
         if report is not None:
             report(work)
