@@ -1136,14 +1136,16 @@ def judge(blocks: list[Block], model: ContentModel | None = None, *,
           ) -> tuple[list[bool], int]:
     """Which blocks the model keeps, and the role bits whose blocks go anyway (see
     :func:`comment_roles`). A page without prose (:func:`is_listing`) is judged with the lower
-    bar :data:`LISTING_THRESHOLD`, and keeps its lists of items whole (:func:`keep_items`); a
+    bar of the operating point (:data:`LISTING_THRESHOLD` at balanced), and keeps its lists of
+    items whole (:func:`keep_items`); a
     page with prose loses the wholly linked blocks of its navigation and asides
     (:func:`without_linked_chrome`) and keeps the lists of items that hold its prose
     (:func:`keep_prose_items`); a thread of comments (:func:`is_thread`; ``discussion``: the
     page is at a thread's address) is judged again with no block counted as in comments, and
     keeps them and its posts (:func:`with_posts`). Last, a page with prose keeps the text
-    between the kept blocks of its core (:func:`fill_core_gaps`). ``point``: the thresholds and
-    rules of a setting of ``--favor`` (balanced's when None)."""
+    between the kept blocks of its core (:func:`fill_core_gaps`), and loses what the operating
+    point drops after the rules (:func:`tightened`). ``point``: the thresholds and rules of a
+    setting of ``--favor`` (balanced's when None)."""
     if not blocks:
         return [], 0
     model = model or load_model()

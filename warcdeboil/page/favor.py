@@ -32,6 +32,8 @@ class OperatingPoint:
     threshold: float  # the probability a block of a page with prose must reach
     listing_threshold: float  # the same on a page without prose (content.is_listing)
     fill_gaps: bool  # keep the text between the kept blocks of the core (content.fill_core_gaps)
+    # The switches no setting uses (threads off, asides dropped) are points benchmarks/favor.py
+    # measures, so that the choice can be made again.
     threads: bool = True  # a thread keeps its posts (content.is_thread)
     # What goes after the rules (content.tightened), on a page with prose: kept blocks of half
     # their characters or more in links, kept blocks inside an aside and not the article, and
