@@ -363,3 +363,15 @@ def test_the_report_is_the_same_for_any_number_of_workers(tmp_path: Path,
     # Both inputs' pages are in it: the sites' figures add up across the files.
     index = (tmp_path / "r2" / "index.html").read_text(encoding="utf-8")
     assert "11 pages of 3 sites" in index and len(reports[0]) == 1 + 3 + 7
+
+
+def test_a_run_record_with_an_unknown_setting_is_one_line(crawl: Path, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    _run("clean", str(crawl), "-o", str(tmp_path / "out"), "--format", "jsonl", "--work-dir",
+         str(work))
+    record = json.loads((work / "run.json").read_text(encoding="utf-8"))
+    (work / "run.json").write_text(json.dumps({**record, "favor": "most"}), encoding="utf-8")
+    result = runner.invoke(app, ["report", str(work), "-o", str(tmp_path / "report")])
+    assert result.exit_code == 1
+    assert "run.json: favor 'most' is none of precision, balanced, recall" in result.output
+    assert "Traceback" not in result.output

@@ -109,6 +109,11 @@ def report_work_dir(
         raise WorkDirError(
             f"{profiles}: no site profiles (the fit did not run, or did not finish): run "
             f"`warcdeboil fit --work-dir {work_dir} --profiles {profiles}`, or give --profiles")
+    if favor is None:
+        try:
+            favor = as_favor(run.get("favor", Favor.BALANCED.value))
+        except ConfigError as exc:
+            raise WorkDirError(f"{meta}: {exc}") from None
     return build_report(pages, out, profiles, chosen, run.get("summary"), workers=workers,
-                        favor=favor or as_favor(run.get("favor", Favor.BALANCED.value)),
+                        favor=favor,
                         drop_headline=chosen is Mode.CONTENT and bool(run.get("drop_headline")))
