@@ -14,12 +14,13 @@ in the paper's order, each on the lines the rules before it kept, as the authors
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import compress
 from operator import methodcaller
 
 from .page import PageText
-from .words import SENTENCE_TERMINALS, is_word, split_chunk, unspaced
+from .words import SENTENCE_TERMINALS, is_word, iter_words, split_chunk, unspaced
 
 __all__ = ["C4Quality", "c4_lines", "c4_quality"]
 
@@ -74,7 +75,7 @@ def c4_quality(page: PageText, rules: C4Quality) -> list[str]:
     """Why C4 would drop the page (no reason: it keeps it)."""
     reasons = []
     kept = _kept(page, rules, up_to=rules.min_sentences)
-    if rules.min_sentences and _sentences_in(page, kept, rules.min_sentences) < rules.min_sentences:
+    if rules.min_sentences and _sentences_in(kept, rules.min_sentences) < rules.min_sentences:
         reasons.append("few_sentences")
     if rules.lorem_ipsum and any(b"lorem ipsum" in folded for _, folded in kept):
         reasons.append("lorem_ipsum")
@@ -83,13 +84,21 @@ def c4_quality(page: PageText, rules: C4Quality) -> list[str]:
     return reasons
 
 
-def _sentences_in(page: PageText, kept: list[tuple[str, bytes]], enough: int) -> int:
-    """Sentences in the lines kept, counted up to ``enough`` at least. A kept line holds one
-    sentence at least (it has words and ends in a mark), so only when fewer lines than
-    ``enough`` are kept are their sentences counted."""
+def _sentences_in(kept: list[tuple[str, bytes]], enough: int) -> int:
+    """Sentences in the lines kept, counted until there are ``enough`` (all c4_quality asks).
+    A kept line holds one sentence at least (it has words and ends in a mark), so only when
+    fewer lines than ``enough`` are kept are their sentences counted, and a line's words are
+    split only until the count is reached: a text of one or a few long lines (a page read
+    without its block structure) had every word of them split, which took half of the four
+    filters' CPU on such texts."""
     if len(kept) >= enough:
         return len(kept)
-    return sum(_sentences(page.line_words(line)) for line, _ in kept)
+    count = 0
+    for line, _ in kept:
+        count += _sentences(iter_words(line), enough - count)
+        if count >= enough:
+            break
+    return count
 
 
 def _folded(text: str) -> bytes:
@@ -157,15 +166,19 @@ def _unspaced_words(line: str) -> int:
     return sum(is_word(unit) for word in line.split() for unit in split_chunk(word))
 
 
-def _sentences(words: list[str]) -> int:
+def _sentences(words: Iterable[str], enough: int = 0) -> int:
     """Sentences in one line's words: one, and one more at each word proper that follows a
-    terminal mark."""
-    count = 1 if words else 0
+    terminal mark; with ``enough``, no more words are read once there are that many."""
+    count = 0
     ended = False
     for word in words:
+        if not count:
+            count = 1  # a line with words holds one sentence
         if word in _TERMINALS:
             ended = True
         elif ended and is_word(word):
             count += 1
             ended = False
+        if count == enough:
+            break
     return count

@@ -40,7 +40,6 @@ from .words import (
     split_chunk,
     word_code,
     word_hash,
-    words_of,
 )
 
 __all__ = ["CACHE_SIZE", "MAX_CHARS", "CodeTables", "WordCache", "page_codes"]
@@ -331,7 +330,3 @@ class WordCache:
     def piece_codes(self, text: str) -> np.ndarray:
         """The same codes, every piece looked up in the cache (the passes' oracle)."""
         return np.frombuffer(b"".join(map(self._pieces.__getitem__, text.split())), np.uint64)
-
-    def words(self, text: str) -> list[str]:
-        """The words of ``text`` (split again: the cache keeps their codes only)."""
-        return words_of(text)

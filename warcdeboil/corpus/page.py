@@ -67,12 +67,6 @@ class PageText:
         return sum(map(len, self.lines)) + max(len(self.lines) - 1, 0)
 
     @cached_property
-    def words(self) -> list[str]:
-        """Every word, marks standing alone included (:mod:`.words`); the filters read
-        :attr:`codes`."""
-        return self._cache.words(self.text)
-
-    @cached_property
     def codes(self) -> np.ndarray:
         """Each word's code (:func:`.words.word_code`), from a few passes over the text
         (:mod:`.codes`)."""
@@ -109,10 +103,6 @@ class PageText:
         ids = np.sort(self.word_ids)
         at = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
         return ids[at] == wanted
-
-    def line_words(self, line: str) -> list[str]:
-        """The words of one line (of any text)."""
-        return self._cache.words(line)
 
 
 @lru_cache(maxsize=64)

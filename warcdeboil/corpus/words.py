@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
 from itertools import chain
 
 from ..lm import units
 
 __all__ = ["ALPHABETIC", "FLAG_BITS", "HASH_BASE", "ID_BITS", "LENGTH_BITS", "MAX_LENGTH",
            "PROPER", "SENTENCE_TERMINALS", "SPACED", "ascii_word_code", "is_word",
-           "split_chunk", "unspaced", "word_code", "word_hash", "word_id", "words_of"]
+           "iter_words", "split_chunk", "unspaced", "word_code", "word_hash", "word_id"]
 
 # The marks that end a sentence in any script: Unicode's Sentence_Terminal property, as the
 # ``regex`` module (2026.11.19) lists it with \p{Sentence_Terminal}, written out as ranges.
@@ -291,10 +292,11 @@ def ascii_word_code(word: str) -> bytes:
             << FLAG_BITS | _ASCII_WORD).to_bytes(8, sys.byteorder)
 
 
-def words_of(text: str) -> list[str]:
-    """The words of ``text``, piece by piece.
+def iter_words(text: str) -> Iterator[str]:
+    """The words of ``text``, piece by piece, split as they are asked for (a reader that stops
+    early splits no more).
 
-    >>> words_of("It's 5km, Mr. Smith...")
+    >>> list(iter_words("It's 5km, Mr. Smith..."))
     ['It', "'s", '5', 'km', ',', 'Mr.', 'Smith', '...']
     """
-    return list(chain.from_iterable(map(split_chunk, text.split())))
+    return chain.from_iterable(map(split_chunk, text.split()))
