@@ -375,3 +375,14 @@ def test_a_run_record_with_an_unknown_setting_is_one_line(crawl: Path, tmp_path:
     assert result.exit_code == 1
     assert "run.json: favor 'most' is none of precision, balanced, recall" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_setting_for_a_template_mode_report_is_refused(crawl: Path, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    _run("clean", str(crawl), "-o", str(tmp_path / "out"), "--format", "warc", "--work-dir",
+         str(work))
+    result = runner.invoke(app, ["report", str(work), "-o", str(tmp_path / "report"),
+                                 "--favor", "recall"])
+    assert result.exit_code == 1
+    assert "--favor chooses what content mode keeps" in result.output
+    assert not (tmp_path / "report").exists()

@@ -99,6 +99,9 @@ def report_work_dir(
         except (OSError, ValueError) as exc:
             raise WorkDirError(f"{meta}: unreadable ({exc})") from exc
     chosen = mode or Mode(run.get("mode", Mode.TEMPLATE.value))
+    if favor not in (None, Favor.BALANCED) and chosen is not Mode.CONTENT:
+        raise ConfigError("--favor chooses what content mode keeps of a page: this report is in "
+                          "template mode (give --mode content)")
     profiles = profiles_dir or work_dir / "profiles"
     # The pages as the run's outputs read them (a WARC run's duplicate stage stores them with
     # structure marks its outputs do not use); with structure marks for content mode.
