@@ -30,7 +30,7 @@ looked up once, where the search reads all the text kept so far for each block: 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import accumulate, compress, count, islice
 
 __all__ = [
@@ -77,6 +77,35 @@ _INNER = COPY_PROBE_WORDS - 2  # the words of a probe between its first and its 
 _NEVER = 0  # the probe number of a probe past COPY_PROBE_VARIANTS: never looked for
 
 
+def _probe_runs(text: str) -> list[list[str]] | None:
+    """The COPY_PROBES runs of COPY_PROBE_WORDS words of ``text`` that are its probes, spread
+    evenly from its start to its end; None for a text of too few words to have any."""
+    words = text.split(" ")
+    if len(words) <= COPY_PROBE_WORDS:
+        return None
+    span = len(words) - COPY_PROBE_WORDS
+    return [words[first:first + COPY_PROBE_WORDS]
+            for first in (k * span // (COPY_PROBES - 1) for k in range(COPY_PROBES))]
+
+
+def _is_copy(sources: Iterable[int]) -> bool:
+    """The rule, from the block each probe was first found in (0: not found), read in probe
+    order and no further than needed: the first probe and all but one of the others are found,
+    in COPY_SOURCES blocks or more."""
+    found: set[int] = set()
+    misses = 0
+    for source in sources:
+        if source:
+            found.add(source)
+        elif not found:  # the first probe is not found
+            return False
+        else:
+            misses += 1
+            if misses > 1:
+                return False
+    return len(found) >= COPY_SOURCES
+
+
 class _Probes:
     """The probes of a page's blocks, numbered from 1 (equal probes share a number): each
     one's first and last word, its inner words, the block its first occurrence starts in (a
@@ -100,15 +129,12 @@ class _Probes:
     def add(self, text: str) -> tuple[int, ...] | None:
         """The numbers of the probes of ``text``; None for a text of too few words to have
         any."""
-        words = text.split(" ")
-        if len(words) <= COPY_PROBE_WORDS:
+        runs = _probe_runs(text)
+        if runs is None:
             return None
-        span = len(words) - COPY_PROBE_WORDS
         share = self._words.setdefault
         numbers: list[int] = []
-        for k in range(COPY_PROBES):
-            first = k * span // (COPY_PROBES - 1)
-            run = words[first:first + COPY_PROBE_WORDS]
+        for run in runs:
             probe = list(map(share, run, run))
             inner = tuple(probe[1:-1])
             same = _listed(self.wanted.get(inner))
@@ -131,21 +157,8 @@ class _Probes:
         return tuple(numbers)
 
     def is_copy(self, numbers: tuple[int, ...]) -> bool:
-        """Whether the first probe and all but one of the others are found, in COPY_SOURCES
-        blocks or more."""
-        sources = self.sources
-        if not sources[numbers[0]]:
-            return False
-        found = {sources[numbers[0]]}
-        misses = 0
-        for number in numbers[1:]:
-            if not sources[number]:
-                misses += 1
-                if misses > 1:
-                    return False
-            else:
-                found.add(sources[number])
-        return len(found) >= COPY_SOURCES
+        """Whether the block of these probes is a copy (:func:`_is_copy`)."""
+        return _is_copy(map(self.sources.__getitem__, numbers))
 
     def release(self, numbers: tuple[int, ...]) -> None:
         """A judged block's probes: those no later block has are looked for no more (a block's
@@ -232,27 +245,17 @@ def search_copies(texts: Sequence[str], chars: Sequence[int],
 
 
 def _found_in(text: str, joined: str, starts: list[int]) -> bool:
-    """Whether ``text``'s first probe and all but one of its others are in ``joined``, found
-    there in COPY_SOURCES different blocks at least."""
-    words = text.split(" ")
-    if len(words) <= COPY_PROBE_WORDS:
+    """Whether ``text`` copies ``joined`` (:func:`_is_copy`), each probe searched for only
+    when the rule still needs it (``starts``: where each kept block's space is)."""
+    runs = _probe_runs(text)
+    if runs is None:
         return False
-    at = joined.find(" ".join(words[:COPY_PROBE_WORDS]))
-    if at < 0:
-        return False
-    sources = {bisect_right(starts, at)}
-    span = len(words) - COPY_PROBE_WORDS
-    misses = 0
-    for k in range(1, COPY_PROBES):
-        first = k * span // (COPY_PROBES - 1)
-        at = joined.find(" ".join(words[first:first + COPY_PROBE_WORDS]))
-        if at < 0:
-            misses += 1
-            if misses > 1:
-                return False
-        else:
-            sources.add(bisect_right(starts, at))
-    return len(sources) >= COPY_SOURCES
+
+    def source(run: list[str]) -> int:
+        at = joined.find(" ".join(run))
+        return bisect_right(starts, at) if at >= 0 else 0  # a kept block starts at 0
+
+    return _is_copy(map(source, runs))
 
 
 def probe_copies(texts: Sequence[str], chars: Sequence[int], keep: Sequence[bool]) -> list[bool]:
