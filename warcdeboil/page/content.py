@@ -22,7 +22,7 @@ import math
 import re
 import struct
 from collections import Counter
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, reduce
 from importlib import resources
@@ -56,6 +56,7 @@ __all__ = [
     "Block",
     "COPIED_BLOCK",
     "HEADLINE",
+    "headline_blocks",
     "MARKUP_BLOCK",
     "OPERATING_POINTS",
     "CONTEXT_FEATURE_NAMES",
@@ -635,6 +636,12 @@ class Extraction:
 HEADLINE = "headline"
 
 
+def headline_blocks(kept: Sequence[Block]) -> int:
+    """How many of the kept blocks are the page's headline (see :func:`without_headline`): the
+    headings they open with, when a block that is not a heading follows; else 0."""
+    return next((i for i, block in enumerate(kept) if not 1 <= block.kind <= 6), 0)
+
+
 def without_headline(content: Extraction) -> Extraction:
     """``content`` without the page's headline: the headings that open the kept text, when a
     block that is not a heading follows them (a page of headings alone keeps them). For those
@@ -643,7 +650,7 @@ def without_headline(content: Extraction) -> Extraction:
     starts with it (benchmarks/results/ceiling-2026-11-28.md: scrapinghub 0.937 -> 0.947, the
     others 0.001 to 0.012 lower)."""
     blocks = content.blocks
-    first = next((i for i, block in enumerate(blocks) if not 1 <= block.kind <= 6), 0)
+    first = headline_blocks(blocks)
     if not first:
         return content
     removed = dict(content.removed)

@@ -22,6 +22,7 @@ from warcdeboil.page.content import (
     Block,
     ContentModel,
     block_verdicts,
+    headline_blocks,
     operating_point,
     repeated_blocks,
     split_blocks,
@@ -102,10 +103,10 @@ def _verdicts(
 
 
 def _without_headline(blocks: list[Block], verdicts: list[str | None]) -> list[str | None]:
-    """``verdicts`` with the kept headings that open the text gone as the headline, when a kept
-    block that is not a heading follows them (as content.without_headline decides it)."""
+    """``verdicts`` with the page's headline among the kept blocks gone (as
+    content.without_headline decides it)."""
     kept = [i for i, verdict in enumerate(verdicts) if verdict is None]
-    first = next((n for n, i in enumerate(kept) if not 1 <= blocks[i].kind <= 6), 0)
+    first = headline_blocks([blocks[i] for i in kept])
     if not first:
         return verdicts
     result = list(verdicts)
