@@ -1114,7 +1114,7 @@ def operating_point(favor: Favor | str = Favor.BALANCED) -> OperatingPoint:
 
 # A block of prose, for tightened's edges: as long as a sentence or two.
 EDGE_PROSE_CHARS = 80
-_IN_ASIDE_ONLY = 1 << ROLE_ASIDE
+_IN_ASIDE = 1 << ROLE_ASIDE
 _IN_MAIN = 1 << ROLE_MAIN
 
 
@@ -1124,7 +1124,7 @@ def tightened(blocks: list[Block], keep: list[bool], point: OperatingPoint) -> l
     if not (point.drop_link_dense or point.drop_asides or point.edge_chars):
         return keep
     result = [ok and not (point.drop_link_dense and block.link_chars >= LINK_DENSE * block.chars)
-              and not (point.drop_asides and block.roles & _IN_ASIDE_ONLY
+              and not (point.drop_asides and block.roles & _IN_ASIDE
                        and not block.roles & _IN_MAIN)
               for block, ok in zip(blocks, keep, strict=True)]
     if point.edge_chars:
