@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -156,6 +157,10 @@ def clean(
     from warcdeboil.warc.remote import is_remote
 
     setup_logging(verbose, quiet)
+    # Which walks pass 1 takes (C where the extension was built and checked): one line under -v.
+    from warcdeboil.page.dom import walk_status
+
+    logging.getLogger(__name__).info(walk_status())
     check_mode(fmt, mode)
     check_dedup(fmt, dedup)
     check_pii(fmt, redact_pii)

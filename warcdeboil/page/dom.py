@@ -30,6 +30,9 @@ from selectolax.lexbor import LexborHTMLParser
 from selectolax.lexbor import LexborNode as Node
 from xxhash import xxh3_64_intdigest
 
+from warcdeboil.page import walker as walks
+from warcdeboil.page.walker import Walker
+
 __all__ = [
     "BLOCK_RUN_SPLIT",
     "BLOCK_SPLIT",
@@ -360,6 +363,11 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     With ``structure``, the marked text also holds the structure marks (links, headings, list
     items, cells, quotes, code, emphasis) and the page's :class:`PageMeta` is read.
     """
+    return _analyse(markup, structure, _WALKS.walker)
+
+
+def _analyse(markup: str | bytes, structure: bool, walker: Walker | None) -> PageText:
+    """:func:`analyse`, its walks made by ``walker`` (None: in Python)."""
     tree, title_text = _parse_with_title(markup)
     title = " ".join(title_text.split())
     meta = NO_META
@@ -369,6 +377,10 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     body = tree.body
     if body is None:
         return PageText(title, b"", array("Q"), array("I"), structure, meta)
+    if walker is not None:
+        walked = _walked(walker, body, title, structure, meta)
+        if walked is not None:
+            return walked
     # One walk over the elements, sorted by tag with the loops in C: a selector per kind of
     # element walked the tree once each (0.2-0.3 ms a page each, five times).
     elements, ids = _elements_as_analysed(body, strip=True)
@@ -397,6 +409,41 @@ def analyse(markup: str | bytes, *, structure: bool = False) -> PageText:
     marked = body.text(separator=" ", strip=True, skip_empty=True).encode("utf-8", "surrogatepass")
     hashes, spans = _measure_spans(marked, seeds)
     return PageText(title, marked, hashes, spans, structure, meta, slots, owners)
+
+
+def _walked(
+    walker: Walker, body: Node, title: str, structure: bool, meta: PageMeta
+) -> PageText | None:
+    """The rest of :func:`analyse` by the compiled walks (see :mod:`warcdeboil.page.walker`):
+    the same page, the tree left as it is; None where a text is not UTF-8 (the Python path
+    then reads it as selectolax decodes it)."""
+    address = body.mem_id
+    count, entries = walker.roles(address)
+    # Each element's roles, as _role_elements reads them from its tag and attributes.
+    plan = bytearray(count)
+    slots = array("Q")
+    owners = array("I")
+    for index, tag, class_, id_, aria, itemprop in entries:
+        bits, slot = _describe(_ROLE_TAG_NAMES[tag], class_, id_)
+        if aria:
+            bits |= _ARIA_ROLES.get(aria, 0)
+        if itemprop == "articleBody":
+            bits |= 1 << ROLE_MAIN
+        if bits:
+            plan[index] = bits
+            for role in _ROLES_OF_BITS[bits]:
+                slots.append(xxh3_64_intdigest(slot, role) if role in SLOT_ROLES else 0)
+                owners.append(index)
+    walked = walker.text(address, plan, structure)
+    if walked is None:
+        return None
+    marked, tags, (hashed, spans, which, starts, ends) = walked
+    hashes = array("Q", bytes(8 * len(tags)))
+    seeds = map(_CANDIDATE_SEEDS.__getitem__, map(tags.__getitem__, which))
+    texts = map(hashed.__getitem__, map(slice, starts, ends))
+    for i, digest in zip(which, map(xxh3_64_intdigest, texts, seeds), strict=True):
+        hashes[i] = digest
+    return PageText(title, marked, hashes, array("I", spans), structure, meta, slots, owners)
 
 
 # A <title> is raw text up to its end tag: without one, it holds the rest of the document and
@@ -1103,3 +1150,58 @@ _MEM_ID = attrgetter("mem_id")
 
 # The attribute that flags the elements clean_html removes (never left in its output).
 _DOOMED = "data-warcdeboil-template"
+
+
+# A page that holds every kind of mark, on which the compiled walks must give what the Python
+# path gives before they are used (warcdeboil.page.walker.load); the tests hold them to it on
+# every page of the evaluation sets too.
+_WALK_CHECK_PAGE = """<!doctype html><html lang=en><head><title> A  check </title>
+<meta name=description content="Checked"></head><body class=page>
+ Loose text<nav id=site-nav><ul><li><a href="/">Home</a></li><li><a href=/b>B</a></li></ul></nav>
+<div class="main-content story" itemprop=articleBody><h1><a href="#top">Title</a> one</h1>
+<h2>Two <a href="/x">linked</a></h2><p>First&nbsp;paragraph with <b>bold</b>, <i>italic</i>,
+<em>stress</em> and <strong>strong</strong> words.<br>Next line \u00a0 </p>&nbsp;
+<blockquote>Quoted</blockquote><pre>code  kept</pre><table><tr><td>cell</td><th>head</th></tr>
+</table><dl><dt>Term</dt><dd>Definition</dd></dl><section role=complementary><p>Aside</p>
+</section><div></div><div> <span> </span> </div><figure><figcaption>Caption</figcaption>
+</figure></div><select><option>Pick</option><div class=sidebar>in a list</div></select>
+<script>var x = "<div>";</script><style>p {}</style><template><div>inert</div></template>
+<noscript><div class=comment-8812>Enable scripts</div></noscript><!-- a comment -->
+<aside class="widget related-posts"><ol><li>Related</li></ol></aside>
+<footer><form><datalist><option>x</option></datalist><p>Footer \u3000text</p></form></footer>
+<article><header class=byline>By someone</header><main>Main text</main></article>
+<iframe>fallback <b>text</b></iframe><center>Centred</center><details><summary>More</summary>
+hidden</details></body></html>"""
+
+
+def _walks_agree(walker: Walker) -> bool:
+    return all(_analyse(_WALK_CHECK_PAGE, structure, walker)
+               == _analyse(_WALK_CHECK_PAGE, structure, None) for structure in (False, True))
+
+
+def _walk_kinds() -> walks.TagKinds:
+    ids = _IDS
+    groups = [
+        (walks.CANDIDATE, _CANDIDATE_SEEDS),
+        (walks.LINE_END, _LINE_END_IDS),
+        (walks.LINE_START, _LINE_START_IDS),
+        (walks.ROLE_TAG, _ROLE_TAG_NAMES),
+        (walks.TAG_ROLE, (ids[tag] for tag in _TAG_ROLES if tag in ids)),
+        (walks.FORM_LIST, _FORM_LIST_IDS),
+        (walks.INVISIBLE, _INVISIBLE_IDS),
+        (walks.HEADING, _HEADING_IDS),
+        (walks.LINK, (ids["a"],)),
+    ]
+    return walks.TagKinds(walks.kinds_of(groups),
+                          {tag: mark.decode() for tag, mark in _BEFORE_IDS.items()},
+                          {tag: mark.decode() for tag, mark in _AFTER_IDS.items()},
+                          walks.word_beginnings(word for words in _ROLE_WORDS for word in words))
+
+
+# The walks analyse() uses, chosen once a process (see warcdeboil.page.walker).
+_WALKS = walks.load(_walk_kinds(), _walks_agree)
+
+
+def walk_status() -> str:
+    """Whether pages are walked in C or in Python, and why (one line)."""
+    return _WALKS.status

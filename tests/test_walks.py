@@ -1,0 +1,198 @@
+"""The compiled walks of pass 1 (warcdeboil/page/_walk.c) against the Python path, their oracle:
+the same PageText, field for field, on generated HTML, on awkward pages and on every page of the
+evaluation sets; and the checks that decide, at import, which path a process takes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, shared_file
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from warcdeboil.page import dom, walker
+from warcdeboil.page.html import html_page
+from warcdeboil.warc.reader import iter_selected
+
+WALKER = dom._WALKS.walker
+
+
+def compiled() -> walker.Walker:
+    """The compiled walker, as a process that may use it loads it (a fallback run, with
+    WARCDEBOIL_PURE_PYTHON set, loads it here all the same); a skip where it was not built."""
+    if WALKER is not None:
+        return WALKER
+    pytest.importorskip("warcdeboil.page._walk", reason="the C extension was not built")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(walker.PURE_PYTHON, raising=False)
+        loaded = walker.load(dom._walk_kinds(), dom._walks_agree)
+    assert loaded.walker is not None, loaded.status
+    return loaded.walker
+
+
+def same_both_ways(markup: str | bytes) -> dom.PageText:
+    """The page as both paths analyse it, with and without structure marks; they must agree."""
+    fast = compiled()
+    for structure in (False, True):
+        python = dom._analyse(markup, structure, None)
+        assert dom._analyse(markup, structure, fast) == python
+    return python
+
+
+def test_a_built_extension_is_taken_unless_the_python_path_is_asked_for() -> None:
+    pytest.importorskip("warcdeboil.page._walk", reason="the C extension was not built")
+    if os.environ.get(walker.PURE_PYTHON):
+        assert WALKER is None and walker.PURE_PYTHON in dom.walk_status()
+    else:  # built, and it reads this selectolax's lexbor: a layout change would land here
+        assert WALKER is not None, dom.walk_status()
+        assert dom.walk_status() == "page walks in C (warcdeboil.page._walk)"
+
+
+def test_the_python_path_is_taken_when_asked_for_or_when_the_walks_disagree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(walker.PURE_PYTHON, "1")
+    asked = walker.load(dom._walk_kinds(), lambda _: True)
+    assert asked.walker is None and walker.PURE_PYTHON in asked.status
+    monkeypatch.setenv(walker.PURE_PYTHON, "0")
+    pytest.importorskip("warcdeboil.page._walk", reason="the C extension was not built")
+    differing = walker.load(dom._walk_kinds(), lambda _: False)
+    assert differing.walker is None and "differs" in differing.status
+    agreeing = walker.load(dom._walk_kinds(), dom._walks_agree)
+    assert agreeing.walker is not None
+
+
+def test_a_process_without_the_extension_says_so_and_takes_the_python_path() -> None:
+    # The compiled module hidden from the import: what a machine without a compiler has.
+    script = (
+        "import sys; sys.modules['warcdeboil.page._walk'] = None\n"
+        "from warcdeboil.page import dom\n"
+        "print(dom.walk_status())\n"
+        "print(dom.analyse('<body><div><p>Hello</p></div></body>').marked.decode())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != walker.PURE_PYTHON}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=ROOT, env=env, check=True)
+    status, text = done.stdout.splitlines()
+    assert status == "page walks in Python (the C extension was not built)"
+    assert "Hello" in text
+
+
+def test_the_check_page_exercises_every_kind_of_mark() -> None:
+    page = same_both_ways(dom._WALK_CHECK_PAGE)
+    structured = dom._analyse(dom._WALK_CHECK_PAGE, True, None).marked.decode()
+    # every mark analyse() can make: candidate, line, structure and role marks, each role
+    marks = {*dom.OPEN, *dom.CLOSE, *dom.LINE, dom.LINK_OPEN, dom.LINK_CLOSE, *dom.HEADINGS[:2],
+             dom.ITEM, dom.CELL, dom.QUOTE, dom.CODE, dom.STRONG, dom.EMPHASIS,
+             *dom.ROLE_OPEN, *dom.ROLE_CLOSE}
+    assert marks - set(structured) == set()
+    assert "Pick" not in structured and "inert" not in structured and "var x" not in structured
+    assert len(page.hashes) > 5 and any(page.hashes) and any(page.slots)
+
+
+@pytest.mark.parametrize("markup", [
+    "",
+    "<p>no body element written</p>",
+    "<html><body></body></html>",
+    "<body>\u00a0</body>",
+    "<body> <p>\u2003 spaced \u3000</p>\x0b<p>\x1c</p> </body>",
+    "<body><div>" * 3000 + "deep" + "</div>" * 3000 + "</body>",
+    "<body>" + "<div></div>" * 2500 + "</body>",
+    "<body><div class=\u212aip-link>Kelvin sign</div><nav class=MENU>Upper</nav></body>",
+    "<body><div class='" + "x" * 2000 + " nav'>long class</div></body>",
+    "<body><section role=navigation itemprop=articleBody>both</section>"
+    "<div ROLE=main>upper-case name</div><div role>no value</div><div itemprop>x</div></body>",
+    "<body><h2><a href='#a'>anchor</a> and <a href=/b>link</a></h2><h3><span><a href=#c>c</a>"
+    "</span></h3></body>",
+    "<body><select><div class=nav><div>in a list</div></div></select><div>after</div>"
+    "<datalist><ul><li>x</li></ul></datalist><div>last</div></body>",
+    "<body><template><div>inert<nav>x</nav></div></template><noscript><div class=menu>ns"
+    "</div></noscript><iframe><div>raw</div></iframe><div>after</div></body>",
+    "<body><svg><a href='#x'><text>svg</text></a><section class=sidebar>s</section></svg>"
+    "<math><mi>x</mi></math></body>",
+    "<body><a href=/t><div>Teaser</div><p>summary</p></a><table><tr><td>a<td>b</table></body>",
+    "<body>text \ufdd0 with our \ufde1 marks in it<div>\ufdd1</div></body>",
+    "<body><div id=comment-8812 class='comment reply'><div class='sharing share'>x</div></div>"
+    "<div data-very-long-attribute-name-over-sixteen=1 class=widget>w</div></body>",
+    b"<body><div>bytes \xe2\x80\x94 \xf0\x9f\x98\x80</div></body>",
+])
+def test_awkward_pages_give_the_same_page_both_ways(markup: str | bytes) -> None:
+    same_both_ways(markup)
+
+
+def test_text_that_is_not_utf8_goes_the_python_way() -> None:
+    # lexbor passes bytes it cannot decode through: the C walk declines the page, and analyse
+    # gives what the Python path gives (selectolax's replacement characters)
+    markup = b"<body><div class=nav>ok</div><p>caf\xe9 \xed\xa0\x80 \xc0\xaf</p></body>"
+    tree = dom._parse(markup)
+    assert tree.body is not None
+    assert compiled().text(tree.body.mem_id, b"", False) is None
+    page = same_both_ways(markup)
+    assert "\ufffd" in page.marked.decode()
+
+
+TAGS = ["div", "p", "span", "a", "ul", "li", "nav", "aside", "section", "h1", "h3", "table",
+        "tr", "td", "b", "em", "pre", "blockquote", "br", "select", "script", "template", "dl",
+        "dt", "footer", "article", "figure", "figcaption", "form", "center", "details"]
+ATTRS = ["", " class=nav", " class='post-content main'", " id=sidebar-3", " role=main",
+         " role=complementary", " itemprop=articleBody", " href='#x'", " href=/y",
+         " class=\u212aip", " id=Comments"]
+TEXTS = ["", " ", "word", "Two words.", "\u00a0", "\u3000x\u3000", "&amp;", "\ufdd2", "a\tb",
+         "\u00e9t\u00e9", "<!-- c -->"]
+
+
+@st.composite
+def html(draw: st.DrawFn, depth: int = 0) -> str:
+    parts = []
+    for _ in range(draw(st.integers(0, 4 if depth < 4 else 1))):
+        if depth < 5 and draw(st.booleans()):
+            tag = draw(st.sampled_from(TAGS))
+            attrs = draw(st.sampled_from(ATTRS))
+            inner = draw(html(depth + 1))
+            closed = draw(st.booleans()) or tag in ("script", "template")
+            parts.append(f"<{tag}{attrs}>{inner}" + (f"</{tag}>" if closed else ""))
+        else:
+            parts.append(draw(st.sampled_from(TEXTS)))
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=html())
+def test_generated_html_gives_the_same_page_both_ways(body: str) -> None:
+    same_both_ways(f"<html><head><title>t</title></head><body>{body}</body></html>")
+
+
+EVAL_SETS = ("dragnet", "scrapinghub", "l3s-gn1", "cleaneval", "cleanportaleval")
+
+
+@pytest.mark.parametrize("name", EVAL_SETS)
+def test_every_page_of_the_evaluation_sets_gives_the_same_page_both_ways(name: str) -> None:
+    archive = shared_file("eval", f"{name}.warc.gz")
+    fast = compiled()
+    pages = 0
+    for record in iter_selected(archive):
+        page = html_page(record)
+        if page is None:
+            continue
+        pages += 1
+        for structure in (False, True):
+            assert dom._analyse(page.markup, structure, fast) == \
+                dom._analyse(page.markup, structure, None), (name, record.offset, structure)
+    assert pages >= 50
+
+
+def test_clean_says_which_walks_it_takes_under_verbose(tmp_path) -> None:
+    crawl = ROOT / "fixtures" / "crawl"
+    env = {k: v for k, v in os.environ.items() if k != walker.PURE_PYTHON}
+    command = [sys.executable, "-m", "warcdeboil", "clean", str(crawl), "-o", str(tmp_path / "o"),
+               "-j", "1", "-q", "-v"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    assert f"INFO warcdeboil.cli.clean: {dom.walk_status()}" in done.stderr.splitlines()
+    env[walker.PURE_PYTHON] = "1"
+    done = subprocess.run([*command[:6], str(tmp_path / "p"), *command[7:]], capture_output=True,
+                          text=True, env=env, check=True)
+    assert ("INFO warcdeboil.cli.clean: page walks in Python (WARCDEBOIL_PURE_PYTHON is set)"
+            in done.stderr.splitlines())

@@ -1,0 +1,944 @@
+/*
+ * warcdeboil.page._walk: pass 1's walks over a parsed page, in C.
+ *
+ * analyse() (warcdeboil/page/dom.py) parses a page with selectolax and then, in Python, lists
+ * the body's elements, reads the attributes of those that may have a role, inserts its marks as
+ * text nodes and reads the body's text: about 1.2 ms a page where the parse costs 0.35. This
+ * module does the same walks over lexbor's tree directly, from the node addresses selectolax
+ * gives (``node.mem_id``), and makes the same marked text without touching the tree.
+ *
+ * Only the leading fields of lexbor's public DOM structs are declared here (node, element,
+ * attribute, character data): no lexbor header, no link against lexbor, no cimport of
+ * selectolax's objects. Tag and attribute numbers are read from selectolax at start-up, never
+ * compiled in. The Python path stays as the fallback and the oracle: warcdeboil.page.walk checks
+ * this module against it at import (and uses it only if the layout and the answers agree), and
+ * the tests compare both on every page of the evaluation sets.
+ *
+ * Nothing here keeps a pointer between calls: each call walks a tree that its caller owns and
+ * does not change during the call.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- lexbor's structs, leading fields (lexbor/dom/interfaces/{node,element,attr,
+ * character_data}.h, unchanged in these fields since 2020) ---- */
+
+typedef struct {
+    unsigned char *data;
+    size_t length;
+} lb_str;
+
+typedef struct lb_node lb_node;
+struct lb_node {
+    void *events;
+    uintptr_t local_name;
+    uintptr_t prefix;
+    uintptr_t ns;
+    void *owner_document;
+    lb_node *next;
+    lb_node *prev;
+    lb_node *parent;
+    lb_node *first_child;
+    lb_node *last_child;
+    void *user;
+    int type;
+};
+
+typedef struct lb_attr lb_attr;
+
+typedef struct {
+    lb_node node;
+    uintptr_t upper_name;
+    uintptr_t qualified_name;
+    lb_str *is_value;
+    lb_attr *first_attr;
+    lb_attr *last_attr;
+    lb_attr *attr_id;
+    lb_attr *attr_class;
+} lb_element;
+
+struct lb_attr {
+    lb_node node;
+    uintptr_t upper_name;
+    uintptr_t qualified_name;
+    lb_str *value;
+    lb_element *owner;
+    lb_attr *next;
+    lb_attr *prev;
+};
+
+typedef struct {
+    lb_node node;
+    lb_str data;
+} lb_chardata;
+
+/* A name lexbor does not know in advance (an attribute such as role or itemprop) is numbered by
+ * the address of its entry in the document's name table, which starts with its characters:
+ * inline up to SHORT_NAME bytes, else through a pointer (lexbor/core/hash.h). Known names have
+ * small numbers, the same in every document. */
+#define SHORT_NAME 16
+#define KNOWN_NAMES 0x10000
+
+typedef struct {
+    union {
+        unsigned char *long_str;
+        unsigned char short_str[SHORT_NAME + 1];
+    } u;
+    size_t length;
+} lb_name;
+
+#define NODE_ELEMENT 1
+
+/* ---- what each tag is to analyse() (flags of Walker.flags) ---- */
+
+enum {
+    F_CANDIDATE = 1 << 0,   /* OPEN before, CLOSE after; hashed */
+    F_LINE_END = 1 << 1,    /* LINE after */
+    F_LINE_START = 1 << 2,  /* LINE before */
+    F_ROLE_TAG = 1 << 3,    /* may have a role (block level) */
+    F_TAG_ROLE = 1 << 4,    /* has a role by its tag alone */
+    F_FORM_LIST = 1 << 5,   /* <select>, <datalist>: not read, nor what it holds */
+    F_INVISIBLE = 1 << 6,   /* script, style ...: counted, no text */
+    F_HEADING = 1 << 7,     /* h1-h6: a link to "#..." among its children gets no mark */
+    F_LINK = 1 << 8,        /* a */
+};
+
+#define ROLES 5
+#define MARK_BYTES 3
+
+/* U+FDD0.. as UTF-8 is EF B7 90.. (every mark used here lies in U+FDD0..U+FDEF). */
+#define MARK_OPEN 0xFDD0
+#define MARK_CLOSE 0xFDD1
+#define MARK_LINE 0xFDD2
+#define MARK_ROLE_OPEN 0xFDE1 /* + 2 * role; the closing mark is one more */
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t ntags;
+    uint16_t *flags;       /* per tag number below ntags */
+    uint16_t *before;      /* structure mark before the element (code point, 0: none) */
+    uint16_t *after;       /* structure mark after it */
+    uintptr_t text_tag;    /* a text node's tag number */
+    /* the numbers of the names role, itemprop and href where lexbor knows them (0 where it
+     * numbers them per document: they are then compared by their characters) */
+    uintptr_t attr_role, attr_itemprop, attr_href;
+    /* What every word that gives a role by class or id begins with (see role_words) */
+    PyObject *words;       /* tuple of bytes, lower case ASCII */
+    uint64_t first[4];     /* a bit per byte value: some word begins with it */
+} Walker;
+
+static inline uint16_t tag_flags(const Walker *w, uintptr_t tag) {
+    return tag < (uintptr_t)w->ntags ? w->flags[tag] : 0;
+}
+
+/* ---- a growable byte buffer ---- */
+
+typedef struct {
+    char *data;
+    size_t size, cap;
+} Buf;
+
+static int buf_reserve(Buf *b, size_t more) {
+    if (b->size + more <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->size + more) cap *= 2;
+    char *data = PyMem_Realloc(b->data, cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+static int buf_put(Buf *b, const void *data, size_t n) {
+    if (buf_reserve(b, n) < 0) return -1;
+    memcpy(b->data + b->size, data, n);
+    b->size += n;
+    return 0;
+}
+
+/* Growable arrays of sizes and of tag numbers. */
+typedef struct {
+    Py_ssize_t *data;
+    Py_ssize_t size, cap;
+} Ints;
+
+static int ints_put(Ints *a, Py_ssize_t v) {
+    if (a->size == a->cap) {
+        Py_ssize_t cap = a->cap ? 2 * a->cap : 256;
+        Py_ssize_t *data = PyMem_Realloc(a->data, (size_t)cap * sizeof(Py_ssize_t));
+        if (data == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        a->data = data;
+        a->cap = cap;
+    }
+    a->data[a->size++] = v;
+    return 0;
+}
+
+/* ---- UTF-8 ---- */
+
+/* The code point at s (n bytes left, at least 1), its length in *len; -1 if the bytes are not
+ * strict UTF-8 as CPython's decoder reads it (no overlong forms, no surrogates, at most
+ * U+10FFFF). */
+static inline long utf8_at(const unsigned char *s, size_t n, int *len) {
+    unsigned char c = s[0];
+    if (c < 0x80) {
+        *len = 1;
+        return c;
+    }
+    if (c >= 0xC2 && c <= 0xDF) {
+        if (n < 2 || (s[1] & 0xC0) != 0x80) return -1;
+        *len = 2;
+        return ((long)(c & 0x1F) << 6) | (s[1] & 0x3F);
+    }
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (n < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) return -1;
+        long cp = ((long)(c & 0x0F) << 12) | ((long)(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
+        if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
+        *len = 3;
+        return cp;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (n < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
+            return -1;
+        long cp = ((long)(c & 0x07) << 18) | ((long)(s[1] & 0x3F) << 12) |
+                  ((long)(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
+        if (cp < 0x10000 || cp > 0x10FFFF) return -1;
+        *len = 4;
+        return cp;
+    }
+    return -1;
+}
+
+/* Whether the n bytes are strict UTF-8; pure ASCII is checked a word at a time. */
+static int utf8_valid(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        int len = 1;
+        if (utf8_at(s + i, n - i, &len) < 0) return 0;
+        i += (size_t)len;
+    }
+    return 1;
+}
+
+/* HTML's ASCII whitespace: what selectolax's skip_empty skips a text node made only of. */
+static inline int ascii_space(unsigned char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+
+/* ---- the text of a walk ---- */
+
+typedef struct {
+    const Walker *w;
+    Buf out;
+    Py_ssize_t fragments; /* fragments written: a separator goes before every one but the first */
+    Ints candidate_tags;  /* per candidate (as analyse() lists them): its tag number */
+    Py_ssize_t element;   /* elements counted so far (the index analyse() gives the next) */
+    const unsigned char *plan; /* per element: its role bits */
+    Py_ssize_t plan_size;
+    int structure;
+    int invalid; /* a text that is not UTF-8: the caller takes the Python path */
+} TextWalk;
+
+static int put_mark(TextWalk *t, unsigned int mark) {
+    unsigned char bytes[1 + MARK_BYTES] = {
+        ' ', 0xE0 | (mark >> 12), 0x80 | ((mark >> 6) & 0x3F), 0x80 | (mark & 0x3F)};
+    int first = t->fragments++ == 0;
+    return buf_put(&t->out, bytes + first, MARK_BYTES + !first);
+}
+
+/* One text node's fragment: stripped as str.strip() strips it, written even when that leaves
+ * nothing (body.text(separator=" ", strip=True, skip_empty=True) joins such a fragment too). */
+static int put_text(TextWalk *t, const lb_chardata *text) {
+    const unsigned char *s = text->data.data;
+    size_t n = text->data.length;
+    if (s == NULL) return 0;
+    size_t i = 0;
+    while (i < n && ascii_space(s[i])) i++;
+    if (i == n) return 0; /* whitespace only: skipped */
+    if (!utf8_valid(s, n)) {
+        t->invalid = 1;
+        return 0;
+    }
+    size_t start = 0, end = n;
+    while (start < end) {
+        int len = 1;
+        long cp = utf8_at(s + start, end - start, &len);
+        if (!Py_UNICODE_ISSPACE((Py_UCS4)cp)) break;
+        start += (size_t)len;
+    }
+    while (end > start) {
+        size_t at = end - 1;
+        while (at > start && (s[at] & 0xC0) == 0x80) at--;
+        int len = 1;
+        long cp = utf8_at(s + at, end - at, &len);
+        if (!Py_UNICODE_ISSPACE((Py_UCS4)cp)) break;
+        end = at;
+    }
+    if (t->fragments++ > 0 && buf_put(&t->out, " ", 1) < 0) return -1;
+    return buf_put(&t->out, s + start, end - start);
+}
+
+/* The key selectolax's ``attributes`` gives an attribute (its qualified name, which lexbor
+ * keeps only where it differs from the local name), as a name number. */
+static inline uintptr_t attr_key(const lb_attr *attr) {
+    return attr->qualified_name ? attr->qualified_name : attr->node.local_name;
+}
+
+/* The characters of a name numbered per document (NULL for a known name). */
+static const unsigned char *name_chars(uintptr_t key, size_t *length) {
+    if (key < KNOWN_NAMES) return NULL;
+    const lb_name *entry = (const lb_name *)key;
+    *length = entry->length;
+    return entry->length <= SHORT_NAME ? entry->u.short_str : entry->u.long_str;
+}
+
+/* Whether an attribute's key is the name ``name`` (``known``: its number, 0 if lexbor numbers
+ * it per document). */
+static int is_named(uintptr_t key, uintptr_t known, const char *name, size_t n) {
+    if (key < KNOWN_NAMES) return known != 0 && key == known;
+    size_t length;
+    const unsigned char *chars = name_chars(key, &length);
+    return known == 0 && length == n && memcmp(chars, name, n) == 0;
+}
+
+static const lb_attr *find_attr(const lb_element *element, uintptr_t known, const char *name,
+                                size_t n) {
+    for (const lb_attr *attr = element->first_attr; attr != NULL; attr = attr->next)
+        if (is_named(attr_key(attr), known, name, n)) return attr;
+    return NULL;
+}
+
+/* A link to a place on the page itself, a child of a heading: no structure marks (see
+ * dom._without_heading_anchors). */
+static int heading_anchor(const Walker *w, const lb_node *node) {
+    const lb_node *parent = node->parent;
+    if (parent == NULL || parent->type != NODE_ELEMENT) return 0;
+    if (!(tag_flags(w, parent->local_name) & F_HEADING)) return 0;
+    const lb_attr *href = find_attr((const lb_element *)node, w->attr_href, "href", 4);
+    return href != NULL && href->value != NULL && href->value->data != NULL &&
+           href->value->length > 0 && href->value->data[0] == '#';
+}
+
+/* Counts the elements of a subtree that is not read (an invisible element's), and its
+ * candidates, as analyse() lists them before it takes the subtree out. */
+static int count_unread(TextWalk *t, const lb_node *root) {
+    const lb_node *node = root->first_child;
+    while (node != NULL) {
+        if (node->type == NODE_ELEMENT) {
+            uint16_t f = tag_flags(t->w, node->local_name);
+            if (!(f & F_FORM_LIST)) {
+                t->element++;
+                if ((f & F_CANDIDATE) && ints_put(&t->candidate_tags, (Py_ssize_t)node->local_name) < 0)
+                    return -1;
+                if (node->first_child != NULL) {
+                    node = node->first_child;
+                    continue;
+                }
+            }
+        }
+        while (node != root && node->next == NULL) node = node->parent;
+        if (node == root) break;
+        node = node->next;
+    }
+    return 0;
+}
+
+/* The marks an element gets before its content (in the order analyse() inserted them, each
+ * right before the element) ... */
+static int open_element(TextWalk *t, uint16_t f, unsigned bits, unsigned structure_mark) {
+    if ((f & F_CANDIDATE) && put_mark(t, MARK_OPEN) < 0) return -1;
+    if ((f & F_LINE_START) && put_mark(t, MARK_LINE) < 0) return -1;
+    for (unsigned role = 0; role < ROLES; role++)
+        if ((bits >> role & 1) && put_mark(t, MARK_ROLE_OPEN + 2 * role) < 0) return -1;
+    if (structure_mark && put_mark(t, structure_mark) < 0) return -1;
+    return 0;
+}
+
+/* ... and after it (each inserted right after the element: the last inserted comes first). */
+static int close_element(TextWalk *t, uint16_t f, unsigned bits, unsigned structure_mark) {
+    if (structure_mark && put_mark(t, structure_mark) < 0) return -1;
+    for (int role = ROLES - 1; role >= 0; role--)
+        if ((bits >> role & 1) && put_mark(t, MARK_ROLE_OPEN + 2 * role + 1) < 0) return -1;
+    if ((f & F_LINE_END) && put_mark(t, MARK_LINE) < 0) return -1;
+    if ((f & F_CANDIDATE) && put_mark(t, MARK_CLOSE) < 0) return -1;
+    return 0;
+}
+
+/* Per open element of the walk: what its closing marks need. */
+typedef struct {
+    uint16_t flags;
+    unsigned char bits;
+    uint16_t after;
+} Open;
+
+/* The body's marked text: the root counts as element 0 (a selector on a node matches the node
+ * itself) and gets no marks. Iterative: a page can nest elements thousands deep. */
+static int walk_text(TextWalk *t, const lb_node *root) {
+    const Walker *w = t->w;
+    Open *stack = NULL;
+    Py_ssize_t depth = 0, cap = 0;
+    int status = -1;
+    t->element = 1;
+    const lb_node *node = root->first_child;
+    while (node != NULL) {
+        int descend = 0;
+        if (node->local_name == w->text_tag) {
+            if (put_text(t, (const lb_chardata *)node) < 0) goto done;
+        } else if (node->type == NODE_ELEMENT) {
+            uint16_t f = tag_flags(w, node->local_name);
+            if (f & F_FORM_LIST) {
+                /* neither counted nor read */
+            } else if (f & F_INVISIBLE) {
+                t->element++;
+                if (count_unread(t, node) < 0) goto done;
+            } else {
+                Py_ssize_t index = t->element++;
+                unsigned bits = index < t->plan_size ? t->plan[index] : 0;
+                uint16_t before = 0, after = 0;
+                if (t->structure && node->local_name < (uintptr_t)w->ntags) {
+                    before = w->before[node->local_name];
+                    after = w->after[node->local_name];
+                    if ((before || after) && (f & F_LINK) && heading_anchor(w, node))
+                        before = after = 0;
+                }
+                if ((f & F_CANDIDATE) &&
+                    ints_put(&t->candidate_tags, (Py_ssize_t)node->local_name) < 0)
+                    goto done;
+                if (open_element(t, f, bits, before) < 0) goto done;
+                if (node->first_child != NULL) {
+                    if (depth == cap) {
+                        Py_ssize_t more = cap ? 2 * cap : 64;
+                        Open *grown = PyMem_Realloc(stack, (size_t)more * sizeof(Open));
+                        if (grown == NULL) {
+                            PyErr_NoMemory();
+                            goto done;
+                        }
+                        stack = grown;
+                        cap = more;
+                    }
+                    stack[depth].flags = f;
+                    stack[depth].bits = (unsigned char)bits;
+                    stack[depth].after = after;
+                    depth++;
+                    descend = 1;
+                } else if (close_element(t, f, bits, after) < 0) {
+                    goto done;
+                }
+            }
+        }
+        if (descend) {
+            node = node->first_child;
+            continue;
+        }
+        /* Up to the next sibling, closing the elements left behind. */
+        while (node->next == NULL) {
+            node = node->parent;
+            if (node == root || node == NULL) {
+                node = NULL;
+                break;
+            }
+            depth--;
+            if (close_element(t, stack[depth].flags, stack[depth].bits, stack[depth].after) < 0)
+                goto done;
+        }
+        if (node == NULL) break;
+        node = node->next;
+    }
+    status = 0;
+done:
+    PyMem_Free(stack);
+    return status;
+}
+
+/* ---- the candidates' spans and the text each hash reads (dom._measure_spans) ---- */
+
+/* Bytes that are no text of a candidate: spaces and the bytes of marks (dom._NOT_TEXT_BYTES). */
+static inline int not_text(unsigned char c) {
+    return c == ' ' || c == 0xEF || c == 0xB7 || (c >= 0x90 && c <= 0xAF);
+}
+
+static inline int is_candidate_mark(const char *s, size_t i, size_t n) {
+    return i + 2 < n && (unsigned char)s[i] == 0xEF && (unsigned char)s[i + 1] == 0xB7 &&
+           ((unsigned char)s[i + 2] == 0x90 || (unsigned char)s[i + 2] == 0x91);
+}
+
+/* ``marked`` without every structure and role mark that follows a space, with that space
+ * (dom._SPACED_UNHASHED_MARK_BYTES): what a candidate's hash reads. */
+static int unhashed_removed(const Buf *marked, Buf *hashed) {
+    const unsigned char *s = (const unsigned char *)marked->data;
+    size_t n = marked->size, i = 0, from = 0;
+    if (buf_reserve(hashed, n + 1) < 0) return -1;
+    while (i + 3 < n) {
+        const unsigned char *space = memchr(s + i, ' ', n - 3 - i);
+        if (space == NULL) break;
+        i = (size_t)(space - s);
+        if (s[i + 1] == 0xEF && s[i + 2] == 0xB7 && s[i + 3] >= 0x93 && s[i + 3] <= 0xAA) {
+            buf_put(hashed, s + from, i - from);
+            i += 4;
+            from = i;
+        } else {
+            i++;
+        }
+    }
+    buf_put(hashed, s + from, n - from);
+    return 0;
+}
+
+static PyObject *measure(const Buf *marked, Py_ssize_t n) {
+    Buf hashed = {0};
+    Ints positions = {0}, at = {0}, stack = {0};
+    PyObject *spans = NULL, *starts = NULL, *ends = NULL, *result = NULL;
+    Py_ssize_t *texts_before = NULL;
+    if (unhashed_removed(marked, &hashed) < 0) goto done;
+    for (size_t i = 0; i + 2 < marked->size; i++)
+        if (is_candidate_mark(marked->data, i, marked->size)) {
+            if (ints_put(&positions, (Py_ssize_t)i) < 0) goto done;
+            i += 2;
+        }
+    for (size_t i = 0; i + 2 < hashed.size; i++)
+        if (is_candidate_mark(hashed.data, i, hashed.size)) {
+            if (ints_put(&at, (Py_ssize_t)i) < 0) goto done;
+            i += 2;
+        }
+    if (at.size != positions.size) {
+        PyErr_SetString(PyExc_AssertionError, "candidate marks differ in the hashed text");
+        goto done;
+    }
+    /* Per mark k: how many stretches before it hold text (a stretch: after one mark up to the
+     * next); a subtree holds text iff one of the stretches between its marks does. */
+    Py_ssize_t m = at.size;
+    texts_before = PyMem_Malloc((size_t)(m + 1) * sizeof(Py_ssize_t));
+    if (texts_before == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    texts_before[0] = 0;
+    {
+        size_t from = 0;
+        for (Py_ssize_t k = 0; k < m; k++) {
+            size_t to = (size_t)at.data[k];
+            int text = 0;
+            for (size_t j = from; j < to; j++)
+                if (!not_text((unsigned char)hashed.data[j])) {
+                    text = 1;
+                    break;
+                }
+            texts_before[k + 1] = texts_before[k] + text;
+            from = to + MARK_BYTES;
+        }
+    }
+    spans = PyBytes_FromStringAndSize(NULL, 8 * n);
+    if (spans == NULL) goto done;
+    uint32_t *span = (uint32_t *)PyBytes_AS_STRING(spans);
+    memset(span, 0, (size_t)(8 * n));
+    starts = PyList_New(0);
+    ends = PyList_New(0);
+    PyObject *which = PyList_New(0);
+    if (starts == NULL || ends == NULL || which == NULL) {
+        Py_XDECREF(which);
+        goto done;
+    }
+    Py_ssize_t ordinal = 0;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        Py_ssize_t pos = positions.data[k];
+        if ((unsigned char)marked->data[pos + 2] == 0x90) {
+            if (ints_put(&stack, ordinal) < 0 || ints_put(&stack, k) < 0) {
+                Py_DECREF(which);
+                goto done;
+            }
+            ordinal++;
+            continue;
+        }
+        if (stack.size == 0) continue;
+        Py_ssize_t open_k = stack.data[--stack.size];
+        Py_ssize_t i = stack.data[--stack.size];
+        if (i >= n) continue;
+        span[2 * i] = (uint32_t)positions.data[open_k];
+        span[2 * i + 1] = (uint32_t)(pos + MARK_BYTES);
+        if (texts_before[k + 1] > texts_before[open_k + 1]) {
+            PyObject *a = PyLong_FromSsize_t(at.data[open_k] + MARK_BYTES);
+            PyObject *b = PyLong_FromSsize_t(at.data[k]);
+            PyObject *c = PyLong_FromSsize_t(i);
+            int failed = a == NULL || b == NULL || c == NULL || PyList_Append(starts, a) < 0 ||
+                         PyList_Append(ends, b) < 0 || PyList_Append(which, c) < 0;
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+            Py_XDECREF(c);
+            if (failed) {
+                Py_DECREF(which);
+                goto done;
+            }
+        }
+    }
+    PyObject *hashed_bytes = PyBytes_FromStringAndSize(hashed.data ? hashed.data : "", (Py_ssize_t)hashed.size);
+    if (hashed_bytes == NULL) {
+        Py_DECREF(which);
+        goto done;
+    }
+    result = Py_BuildValue("(NNNNN)", hashed_bytes, spans, which, starts, ends);
+    spans = starts = ends = NULL;
+done:
+    Py_XDECREF(spans);
+    Py_XDECREF(starts);
+    Py_XDECREF(ends);
+    PyMem_Free(hashed.data);
+    PyMem_Free(positions.data);
+    PyMem_Free(at.data);
+    PyMem_Free(stack.data);
+    PyMem_Free(texts_before);
+    return result;
+}
+
+/* ---- Walker ---- */
+
+static int node_address(PyObject *arg, const lb_node **node) {
+    size_t address = PyLong_AsSize_t(arg);
+    if (address == (size_t)-1 && PyErr_Occurred()) return -1;
+    if (address == 0) {
+        PyErr_SetString(PyExc_ValueError, "no node at address 0");
+        return -1;
+    }
+    *node = (const lb_node *)address;
+    return 0;
+}
+
+static PyObject *Walker_text(Walker *self, PyObject *args) {
+    PyObject *address;
+    Py_buffer plan;
+    int structure;
+    if (!PyArg_ParseTuple(args, "Oy*p", &address, &plan, &structure)) return NULL;
+    const lb_node *root;
+    PyObject *result = NULL;
+    TextWalk t = {0};
+    if (node_address(address, &root) < 0) goto done;
+    t.w = self;
+    t.plan = plan.buf;
+    t.plan_size = plan.len;
+    t.structure = structure;
+    if (walk_text(&t, root) < 0) goto done;
+    if (t.invalid) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    PyObject *measured = measure(&t.out, t.candidate_tags.size);
+    if (measured == NULL) goto done;
+    PyObject *marked = PyBytes_FromStringAndSize(t.out.data ? t.out.data : "", (Py_ssize_t)t.out.size);
+    PyObject *tags = PyList_New(t.candidate_tags.size);
+    if (marked == NULL || tags == NULL) {
+        Py_XDECREF(marked);
+        Py_XDECREF(tags);
+        Py_DECREF(measured);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < t.candidate_tags.size; i++) {
+        PyObject *tag = PyLong_FromSsize_t(t.candidate_tags.data[i]);
+        if (tag == NULL) {
+            Py_DECREF(marked);
+            Py_DECREF(tags);
+            Py_DECREF(measured);
+            goto done;
+        }
+        PyList_SET_ITEM(tags, i, tag);
+    }
+    result = Py_BuildValue("(NNN)", marked, tags, measured);
+done:
+    PyBuffer_Release(&plan);
+    PyMem_Free(t.out.data);
+    PyMem_Free(t.candidate_tags.data);
+    return result;
+}
+
+/* An attribute's value as selectolax gives it: None without one, else its UTF-8 decoded with
+ * replacement. */
+static PyObject *attr_value(const lb_attr *attr) {
+    if (attr == NULL || attr->value == NULL || attr->value->data == NULL) return Py_NewRef(Py_None);
+    return PyUnicode_DecodeUTF8((const char *)attr->value->data, (Py_ssize_t)attr->value->length,
+                                "replace");
+}
+
+/* Whether a class or id may name a role: it holds one of the words' beginnings (lower case,
+ * any case in it) or a byte that is not ASCII (whose lower case could be ASCII: the Kelvin sign's
+ * is k). A value that may gets its element to Python, where dom._describe decides; one that
+ * may not has no role by its names, which is most of them. */
+#define NAME_SCAN 1024
+
+static int may_name_role(const Walker *w, const lb_attr *attr) {
+    if (attr == NULL || attr->value == NULL || attr->value->data == NULL) return 0;
+    const unsigned char *s = attr->value->data;
+    size_t n = attr->value->length;
+    if (n > NAME_SCAN) return 1;
+    unsigned char lower[NAME_SCAN];
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c >= 0x80) return 1;
+        lower[i] = (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+    }
+    Py_ssize_t nwords = PyTuple_GET_SIZE(w->words);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = lower[i];
+        if (!(w->first[c >> 6] >> (c & 63) & 1)) continue;
+        for (Py_ssize_t k = 0; k < nwords; k++) {
+            PyObject *word = PyTuple_GET_ITEM(w->words, k);
+            size_t length = (size_t)PyBytes_GET_SIZE(word);
+            const char *chars = PyBytes_AS_STRING(word);
+            if ((unsigned char)chars[0] == c && length <= n - i &&
+                memcmp(lower + i, chars, length) == 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* The elements that may have a role, as dom._role_elements reads them: per element of a
+ * role-bearing tag that has a class, id, role or itemprop, or a role by its tag, the tuple
+ * (index, tag, class, id, role, itemprop); and the number of elements. */
+static PyObject *Walker_roles(Walker *self, PyObject *address) {
+    const lb_node *root;
+    if (node_address(address, &root) < 0) return NULL;
+    PyObject *found = PyList_New(0);
+    if (found == NULL) return NULL;
+    Py_ssize_t index = 0;
+    const lb_node *node = root;
+    while (node != NULL) {
+        int descend = 1;
+        if (node->type == NODE_ELEMENT) {
+            uint16_t f = tag_flags(self, node->local_name);
+            if ((f & F_FORM_LIST) && node != root) {
+                descend = 0;
+            } else {
+                const lb_element *element = (const lb_element *)node;
+                if (f & F_ROLE_TAG) {
+                    const lb_attr *role = NULL, *itemprop = NULL;
+                    for (const lb_attr *attr = element->first_attr; attr != NULL; attr = attr->next) {
+                        uintptr_t key = attr_key(attr);
+                        if (role == NULL && is_named(key, self->attr_role, "role", 4))
+                            role = attr;
+                        else if (itemprop == NULL &&
+                                 is_named(key, self->attr_itemprop, "itemprop", 8))
+                            itemprop = attr;
+                    }
+                    if (role || itemprop || (f & F_TAG_ROLE) ||
+                        may_name_role(self, element->attr_class) ||
+                        may_name_role(self, element->attr_id)) {
+                        PyObject *entry = Py_BuildValue(
+                            "(nnNNNN)", index, (Py_ssize_t)node->local_name,
+                            attr_value(element->attr_class), attr_value(element->attr_id),
+                            attr_value(role), attr_value(itemprop));
+                        if (entry == NULL || PyList_Append(found, entry) < 0) {
+                            Py_XDECREF(entry);
+                            Py_DECREF(found);
+                            return NULL;
+                        }
+                        Py_DECREF(entry);
+                    }
+                }
+                index++;
+            }
+        } else {
+            descend = 0;
+        }
+        if (descend && node->first_child != NULL) {
+            node = node->first_child;
+            continue;
+        }
+        if (node == root) break;
+        while (node->next == NULL) {
+            node = node->parent;
+            if (node == root || node == NULL) {
+                node = NULL;
+                break;
+            }
+        }
+        if (node == NULL) break;
+        node = node->next;
+    }
+    return Py_BuildValue("(nN)", index, found);
+}
+
+/* ---- layout probe: reads only fields every lexbor since 2020 has, and checks them against
+ * what selectolax says, before any walk trusts the declarations above ---- */
+
+static PyObject *probe(PyObject *module, PyObject *args) {
+    PyObject *a_element, *a_parent, *a_child, *a_next, *a_text;
+    unsigned long long tag, text_tag;
+    Py_ssize_t text_length;
+    const char *class_value;
+    Py_ssize_t class_length;
+    if (!PyArg_ParseTuple(args, "OOOOKOKns#", &a_element, &a_parent, &a_child, &a_next, &tag,
+                          &a_text, &text_tag, &text_length, &class_value, &class_length))
+        return NULL;
+    const lb_node *element, *parent, *child, *next, *text;
+    if (node_address(a_element, &element) < 0 || node_address(a_parent, &parent) < 0 ||
+        node_address(a_child, &child) < 0 || node_address(a_next, &next) < 0 ||
+        node_address(a_text, &text) < 0)
+        return NULL;
+    if (element->local_name != tag || element->type != NODE_ELEMENT || element->parent != parent ||
+        element->first_child != child || element->next != next || child->parent != element ||
+        text->local_name != text_tag || text->parent == NULL)
+        Py_RETURN_FALSE;
+    const lb_chardata *data = (const lb_chardata *)text;
+    if ((Py_ssize_t)data->data.length != text_length || data->data.data == NULL) Py_RETURN_FALSE;
+    const lb_attr *attr = ((const lb_element *)element)->attr_class;
+    if (attr == NULL || attr->owner != (const lb_element *)element || attr->value == NULL ||
+        (Py_ssize_t)attr->value->length != class_length ||
+        memcmp(attr->value->data, class_value, (size_t)class_length) != 0)
+        Py_RETURN_FALSE;
+    Py_RETURN_TRUE;
+}
+
+/* Per attribute of an element, in order: its number where lexbor knows the name, else the
+ * name's characters as read from its entry (to learn the numbers at start-up, and to check that
+ * the entries are laid out as name_chars reads them). */
+static PyObject *attribute_keys(PyObject *module, PyObject *address) {
+    const lb_node *node;
+    if (node_address(address, &node) < 0) return NULL;
+    PyObject *keys = PyList_New(0);
+    if (keys == NULL) return NULL;
+    for (const lb_attr *attr = ((const lb_element *)node)->first_attr; attr; attr = attr->next) {
+        size_t length;
+        const unsigned char *chars = name_chars(attr_key(attr), &length);
+        PyObject *key = chars ? PyBytes_FromStringAndSize((const char *)chars, (Py_ssize_t)length)
+                              : PyLong_FromSize_t(attr_key(attr));
+        if (key == NULL || PyList_Append(keys, key) < 0) {
+            Py_XDECREF(key);
+            Py_DECREF(keys);
+            return NULL;
+        }
+        Py_DECREF(key);
+    }
+    return keys;
+}
+
+static int table_from(PyObject *seq, Py_ssize_t n, uint16_t **out) {
+    PyObject *fast = PySequence_Fast(seq, "a table is a sequence of ints");
+    if (fast == NULL) return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != n) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "tables differ in length");
+        return -1;
+    }
+    *out = PyMem_Calloc((size_t)(n ? n : 1), sizeof(uint16_t));
+    if (*out == NULL) {
+        Py_DECREF(fast);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+        if (v < 0 || v > 0xFFFF) {
+            Py_DECREF(fast);
+            PyErr_SetString(PyExc_ValueError, "a table entry out of range");
+            return -1;
+        }
+        (*out)[i] = (uint16_t)v;
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+static int Walker_init(Walker *self, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"flags", "before", "after", "text_tag", "role", "itemprop", "href",
+                            "words", NULL};
+    PyObject *flags, *before, *after, *words;
+    unsigned long long text_tag, role, itemprop, href;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOKKKKO!", names, &flags, &before, &after,
+                                     &text_tag, &role, &itemprop, &href, &PyTuple_Type, &words))
+        return -1;
+    memset(self->first, 0, sizeof self->first);
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(words); k++) {
+        PyObject *word = PyTuple_GET_ITEM(words, k);
+        if (!PyBytes_Check(word) || PyBytes_GET_SIZE(word) == 0) {
+            PyErr_SetString(PyExc_ValueError, "words are non-empty bytes");
+            return -1;
+        }
+        unsigned char c = (unsigned char)PyBytes_AS_STRING(word)[0];
+        self->first[c >> 6] |= (uint64_t)1 << (c & 63);
+    }
+    Py_INCREF(words);
+    Py_XSETREF(self->words, words);
+    Py_ssize_t n = PySequence_Size(flags);
+    if (n < 0) return -1;
+    PyMem_Free(self->flags);
+    PyMem_Free(self->before);
+    PyMem_Free(self->after);
+    self->flags = self->before = self->after = NULL;
+    if (table_from(flags, n, &self->flags) < 0 || table_from(before, n, &self->before) < 0 ||
+        table_from(after, n, &self->after) < 0)
+        return -1;
+    self->ntags = n;
+    self->text_tag = (uintptr_t)text_tag;
+    self->attr_role = (uintptr_t)role;
+    self->attr_itemprop = (uintptr_t)itemprop;
+    self->attr_href = (uintptr_t)href;
+    return 0;
+}
+
+static void Walker_dealloc(Walker *self) {
+    Py_XDECREF(self->words);
+    PyMem_Free(self->flags);
+    PyMem_Free(self->before);
+    PyMem_Free(self->after);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef Walker_methods[] = {
+    {"roles", (PyCFunction)Walker_roles, METH_O,
+     "roles(address) -> (elements, [(index, tag, class, id, role, itemprop), ...])"},
+    {"text", (PyCFunction)Walker_text, METH_VARARGS,
+     "text(address, plan, structure) -> (marked, candidate_tags, (hashed, spans, which, "
+     "starts, ends)), or None if a text is not UTF-8"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject WalkerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "warcdeboil.page._walk.Walker",
+    .tp_basicsize = sizeof(Walker),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "analyse()'s walks over a body, with the tag tables they read",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Walker_init,
+    .tp_dealloc = (destructor)Walker_dealloc,
+    .tp_methods = Walker_methods,
+};
+
+static PyMethodDef module_methods[] = {
+    {"probe", probe, METH_VARARGS,
+     "probe(element, parent, first_child, next, tag, text, text_tag, text_length, class) -> "
+     "whether lexbor's structs are laid out as this module reads them"},
+    {"attribute_keys", attribute_keys, METH_O, "attribute_keys(address) -> [name number or characters, ...]"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_walk", "Pass 1's walks over lexbor's tree, in C.", -1, module_methods,
+};
+
+PyMODINIT_FUNC PyInit__walk(void) {
+    if (PyType_Ready(&WalkerType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    Py_INCREF(&WalkerType);
+    if (PyModule_AddObject(m, "Walker", (PyObject *)&WalkerType) < 0) {
+        Py_DECREF(&WalkerType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
