@@ -13,7 +13,7 @@ from conftest import ROOT, shared_file
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from warcdeboil.page import dom, walker
+from warcdeboil.page import content, dom, walker
 from warcdeboil.page.html import html_page
 from warcdeboil.warc.reader import iter_selected
 
@@ -34,11 +34,13 @@ def compiled() -> walker.Walker:
 
 
 def same_both_ways(markup: str | bytes) -> dom.PageText:
-    """The page as both paths analyse it, with and without structure marks; they must agree."""
+    """The page as both paths analyse it, with and without structure marks, and what is read
+    from its text; they must agree."""
     fast = compiled()
     for structure in (False, True):
         python = dom._analyse(markup, structure, None)
         assert dom._analyse(markup, structure, fast) == python
+        same_from_the_text(python)
     return python
 
 
@@ -165,6 +167,65 @@ def test_generated_html_gives_the_same_page_both_ways(body: str) -> None:
     same_both_ways(f"<html><head><title>t</title></head><body>{body}</body></html>")
 
 
+def python_block_texts(marked: bytes, inline_spaces: bool) -> list[bytes]:
+    text = marked.decode("utf-8", "surrogatepass")
+    if inline_spaces:
+        text = dom.inline_as_spaces(text)
+    return [" ".join(piece.split()).encode() for piece in dom._BLOCK_RUN.split(text)]
+
+
+# Every mark, block and inline, every kind of whitespace str.split knows, and text.
+MARKED_ALPHABET = [*(chr(c) for c in range(0xFDD0, 0xFDF0)), " ", "\t", "\n", "\x0b", "\x1c",
+                   "\x85", "\u00a0", "\u2003", "\u3000", "\u200b", "a", "Z", "\u00e9", "\U0001f600",
+                   "\ufffd", "."]
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.lists(st.sampled_from(MARKED_ALPHABET), max_size=60).map("".join),
+       inline_spaces=st.booleans())
+def test_block_texts_are_the_python_split_both_ways(text: str, inline_spaces: bool) -> None:
+    marked = text.encode()
+    expected = python_block_texts(marked, inline_spaces)
+    assert compiled().block_texts(marked, inline_spaces) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.lists(st.sampled_from(MARKED_ALPHABET), max_size=60).map("".join),
+       deepest=st.sampled_from([1, 2, content.MAX_ANCESTORS]))
+def test_content_blocks_are_the_python_ones_both_ways(text: str, deepest: int) -> None:
+    with_surrogate = text.replace("Z", "\udc80")  # a surrogatepass decode can hold one
+    for marked in (text, with_surrogate):
+        assert compiled().split_blocks(marked, content.Block, deepest) == \
+            content._split_blocks(marked, deepest)
+
+
+def test_block_texts_leave_what_is_not_utf8_to_python() -> None:
+    assert compiled().block_texts(b"ok \xef\xb7\x90 caf\xe9", False) is None
+    # an encoded surrogate (which surrogatepass lets through) is kept as it is
+    assert compiled().block_texts(b"caf\xed\xa0\x80", False) is None
+    assert dom._block_texts(b"ok \xef\xb7\x90 caf\xed\xa0\x80", compiled()) == [
+        b"ok", b"caf\xed\xa0\x80"]
+
+
+def same_from_the_text(page: dom.PageText) -> None:
+    """What the later steps read from a page's marked text, both ways: its signature, the slots
+    a site would remove (all its own, and every other one), the blocks a site repeats."""
+    fast = compiled()
+    text = page.marked.decode("utf-8", "surrogatepass")
+    assert fast.split_blocks(text, content.Block, content.MAX_ANCESTORS) == \
+        content._split_blocks(text)
+    signature = dom._page_signature(page, None)
+    assert dom._page_signature(page, fast) == signature
+    own = sorted(set(page.slots) - {0})
+    for slots in (set(own), set(own[::2]), frozenset(own[1::2])):
+        assert dom._doomed_slots(page, slots, fast) == dom._doomed_slots(page, slots, None)
+    repeated = set(signature.texts[::3])
+    if repeated:
+        counted = dom.remove_repeated(text, repeated)[1]
+        assert dom.count_repeated(page.marked, repeated) == counted == \
+            dom.count_repeated(text, repeated)
+
+
 EVAL_SETS = ("dragnet", "scrapinghub", "l3s-gn1", "cleaneval", "cleanportaleval")
 
 
@@ -179,8 +240,10 @@ def test_every_page_of_the_evaluation_sets_gives_the_same_page_both_ways(name: s
             continue
         pages += 1
         for structure in (False, True):
-            assert dom._analyse(page.markup, structure, fast) == \
-                dom._analyse(page.markup, structure, None), (name, record.offset, structure)
+            analysed = dom._analyse(page.markup, structure, None)
+            assert dom._analyse(page.markup, structure, fast) == analysed, \
+                (name, record.offset, structure)
+            same_from_the_text(analysed)
     assert pages >= 50
 
 
@@ -189,8 +252,11 @@ def test_clean_says_which_walks_it_takes_under_verbose(tmp_path) -> None:
     env = {k: v for k, v in os.environ.items() if k != walker.PURE_PYTHON}
     command = [sys.executable, "-m", "warcdeboil", "clean", str(crawl), "-o", str(tmp_path / "o"),
                "-j", "1", "-q", "-v"]
+    with pytest.MonkeyPatch.context() as patch:  # what a process without the variable takes
+        patch.delenv(walker.PURE_PYTHON, raising=False)
+        status = walker.load(dom._walk_kinds(), dom._walks_agree).status
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
-    assert f"INFO warcdeboil.cli.clean: {dom.walk_status()}" in done.stderr.splitlines()
+    assert f"INFO warcdeboil.cli.clean: {status}" in done.stderr.splitlines()
     env[walker.PURE_PYTHON] = "1"
     done = subprocess.run([*command[:6], str(tmp_path / "p"), *command[7:]], capture_output=True,
                           text=True, env=env, check=True)

@@ -47,6 +47,7 @@ from .dom import (
     ROLE_META,
     ROLE_OPEN,
     ROLES,
+    compiled_walker,
     inline_as_spaces,
     plain_block_digests,
 )
@@ -140,7 +141,17 @@ class Block:
 
 
 def split_blocks(marked: str) -> list[Block]:
-    """The blocks of a page's marked text (template already removed)."""
+    """The blocks of a page's marked text (template already removed): in C where the compiled
+    walks were built (:mod:`warcdeboil.page.walker`), else :func:`_split_blocks`."""
+    walker = compiled_walker()
+    if walker is not None:
+        blocks: list[Block] = walker.split_blocks(marked, Block, MAX_ANCESTORS)
+        return blocks
+    return _split_blocks(marked)
+
+
+def _split_blocks(marked: str, max_ancestors: int = MAX_ANCESTORS) -> list[Block]:
+    """:func:`split_blocks` in Python: the fallback, and the oracle of the C version."""
     # The text between runs of block marks, normalised with the loops in C (map over sub, split,
     # join); only the walk over the marks, which tracks kind and ancestors, is Python. A blank
     # text between two marks is never a block and changes no state: a run of marks with only
@@ -178,7 +189,7 @@ def split_blocks(marked: str) -> list[Block]:
                 # A text follows its block mark and one space (see dom.analyse).
                 first = text.startswith(_LINK_FIRST)
             if ancestors is None:
-                ancestors = tuple(stack[-MAX_ANCESTORS:])
+                ancestors = tuple(stack[-max_ancestors:])
             blocks.append(Block(plain, kind, chars, linked, ancestors, text, roles, first))
         # A link can hold block elements (a teaser: <a><div>headline</div><p>summary</p></a>):
         # it stays open across block marks until its close mark.

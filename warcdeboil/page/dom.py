@@ -721,6 +721,22 @@ def page_signature(page: PageText) -> PageSignature:
     """Everything the fit needs of a page: the same whether the page was analysed with
     structure marks or not (its text is read without them), so that a site's profile does not
     depend on the output format (JSONL and content mode analyse with them, WARC without)."""
+    return _page_signature(page, _WALKS.walker)
+
+
+def _block_texts(marked: bytes, walker: Walker | None) -> list[bytes]:
+    """The texts between the runs of block marks of ``marked``, each with its whitespace runs as
+    one space and stripped, UTF-8 (in C where ``walker`` is, and the bytes are UTF-8)."""
+    if walker is not None:
+        texts = walker.block_texts(marked, False)
+        if texts is not None:
+            return texts
+    text = marked.decode("utf-8", "surrogatepass")
+    return list(map(_utf8, map(" ".join, map(str.split, _BLOCK_RUN.split(text)))))
+
+
+def _page_signature(page: PageText, walker: Walker | None) -> PageSignature:
+    """:func:`page_signature`, its text blocks split by ``walker`` (None: in Python)."""
     marked = without_structure_marks(page.marked) if page.structured else page.marked
     found = set(page.hashes)
     # The whole body counts in the pair's IoU (never in a removal): pages whose candidates are
@@ -728,11 +744,10 @@ def page_signature(page: PageText) -> PageSignature:
     found.add(xxh3_64_intdigest(marked))
     found.discard(0)
     text_bytes = len(marked) - _MARK_BYTES * marked.count(b"\xef\xb7")
-    # Each text block, normalised as block_digest does it, with the loops in C (map over split,
-    # join, encode, hash): their digests go to the repeated-block count, and the long ones,
-    # with their sizes, make the near-duplicate signature.
-    text = marked.decode("utf-8", "surrogatepass")
-    encoded = list(map(_utf8, map(" ".join, map(str.split, _BLOCK_RUN.split(text)))))
+    # Each text block, normalised as block_digest does it: their digests go to the
+    # repeated-block count, and the long ones, with their sizes, make the near-duplicate
+    # signature.
+    encoded = _block_texts(marked, walker)
     digests = list(map(xxh3_64_intdigest, encoded))
     texts = set(digests)
     texts.discard(_EMPTY_DIGEST)
@@ -843,18 +858,24 @@ def remove_repeated(marked: str, repeated: Collection[int]) -> tuple[str, int]:
     return ("".join(parts) if removed else marked), removed
 
 
-def count_repeated(marked: str, repeated: Collection[int]) -> int:
-    """How many blocks :func:`remove_repeated` takes out of ``marked``, without making the
-    text (a WARC output's summary counts them; it writes no text), the loops in C: the blocks
-    between runs of block marks are the non-blank ones between single marks, digested as
-    :func:`page_signature` digests them (a Python call of block_digest a block was 0.4 of a
-    dragnet WARC run's 14 s under cProfile)."""
+def count_repeated(marked: str | bytes, repeated: Collection[int]) -> int:
+    """How many blocks :func:`remove_repeated` takes out of ``marked`` (text, or its UTF-8),
+    without making the text (a WARC output's summary counts them; it writes no text), the loops
+    in C: the blocks between runs of block marks are the non-blank ones between single marks,
+    digested as :func:`page_signature` digests them (a Python call of block_digest a block was
+    0.4 of a dragnet WARC run's 14 s under cProfile)."""
     if not repeated or not marked:
         return 0
-    if 0 in repeated:  # block_digest gives a blank block 0: only remove_repeated says so
-        return remove_repeated(marked, repeated)[1]
-    texts = map(" ".join, map(str.split, _BLOCK_RUN.split(inline_as_spaces(marked))))
-    digests = map(xxh3_64_intdigest, map(_utf8, filter(None, texts)))
+    walker = _WALKS.walker
+    encoded = walker.block_texts(marked, True) \
+        if walker is not None and isinstance(marked, bytes) and 0 not in repeated else None
+    if encoded is None:
+        text = marked.decode("utf-8", "surrogatepass") if isinstance(marked, bytes) else marked
+        if 0 in repeated:  # block_digest gives a blank block 0: only remove_repeated says so
+            return remove_repeated(text, repeated)[1]
+        texts = map(" ".join, map(str.split, _BLOCK_RUN.split(inline_as_spaces(text))))
+        encoded = list(map(_utf8, texts))
+    digests = map(xxh3_64_intdigest, filter(None, encoded))
     return sum(map(repeated.__contains__, digests))
 
 
@@ -871,7 +892,7 @@ def find_doomed(
     page: PageText, template: Collection[int], slots: Collection[int] = ()
 ) -> Doomed:
     """The candidates and role elements of ``page`` that ``template`` and ``slots`` remove."""
-    return Doomed(_doomed(page, template), _doomed_slots(page, slots))
+    return Doomed(_doomed(page, template), _doomed_slots(page, slots, _WALKS.walker))
 
 
 def _doomed(page: PageText, template: Collection[int]) -> set[int]:
@@ -880,15 +901,20 @@ def _doomed(page: PageText, template: Collection[int]) -> set[int]:
     return {i for i, digest in enumerate(page.hashes) if digest and digest in template}
 
 
-def _doomed_slots(page: PageText, slots: Collection[int]) -> list[tuple[int, int, int]]:
+def _doomed_slots(
+    page: PageText, slots: Collection[int], walker: Walker | None = None
+) -> list[tuple[int, int, int]]:
     """The role elements of a page whose slot is in ``slots``, as (start, end) in ``marked`` and
     their ordinal among the page's role marks. Not those that hold what the page calls its
     article (a main-role element: Blogger's posts are "widgets") or its longest text block, nor
-    those holding more than :data:`MAX_SLOT_SHARE` of the text."""
+    those holding more than :data:`MAX_SLOT_SHARE` of the text. The marks are read in C where
+    ``walker`` is (see :mod:`warcdeboil.page.walker`)."""
     if not slots or not page.slots or _disjoint(slots, page.slots):
         return []
     marked = page.marked
     limit = MAX_SLOT_SHARE * len(marked)
+    if walker is not None:
+        return walker.doomed_slots(marked, page.slots, slots, limit)
     longest: int | None = None  # found only when some slot passes the other tests
     n = len(page.slots)
     stacks: list[list[tuple[int, int, int]]] = [[] for _ in range(ROLES)]
@@ -1200,6 +1226,12 @@ def _walk_kinds() -> walks.TagKinds:
 
 # The walks analyse() uses, chosen once a process (see warcdeboil.page.walker).
 _WALKS = walks.load(_walk_kinds(), _walks_agree)
+
+
+def compiled_walker() -> Walker | None:
+    """The compiled walks this process takes (None: the Python path), for the modules that
+    read a page's marked text after pass 1 (:mod:`warcdeboil.page.content`)."""
+    return _WALKS.walker
 
 
 def walk_status() -> str:

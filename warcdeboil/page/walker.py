@@ -38,6 +38,13 @@ class Walker(Protocol):
 
     def text(self, address: int, plan: bytes | bytearray, structure: bool) -> Any: ...
 
+    def block_texts(self, marked: bytes, inline_spaces: bool) -> list[bytes] | None: ...
+
+    def split_blocks(self, marked: str, block_type: Any, max_ancestors: int) -> list[Any]: ...
+
+    def doomed_slots(self, marked: bytes, page_slots: Any, slots: Any,
+                     limit: float) -> list[tuple[int, int, int]]: ...
+
 
 @dataclass(frozen=True)
 class TagKinds:

@@ -114,8 +114,7 @@ def clean_for_warc(
         cleaning = clean_page(page, profile, mode, known)
     else:
         removal = remove_template(page, template, slots, known)
-        marked = removal.marked.decode("utf-8", "surrogatepass")
         cleaning = PageCleaning(CleanText("", removal.subtrees, removal.slots), None,
-                                count_repeated(marked, repeated))
+                                count_repeated(removal.marked, repeated))
     html = clean_html(markup, page, template, repeated, slots, known)
     return cleaning, html.encode("utf-8", "surrogatepass")
