@@ -22,12 +22,12 @@ parse, and the second serialises each page, digests its new block and deflates i
 output (``floor-2pass``), or reads the text of its body for text output (``floor-2pass-text``;
 :func:`measure_two_pass_floor`). The command line's own start-up (a run on an
 archive with no page) is printed below the tables: on a small archive it alone can be several
-times the floor. Every figure is pages per CPU-second of one
-process (user + system for the command line; ``time.process_time`` of the extraction for the
-per-page peers, whose pages are read and decoded before the clock starts, as in ``peers.py``)
-and the tool's CPU time a page as a multiple of the floor's (``×floor``: 2.0 is twice the floor's
-time). Tools run round-robin within a round; an archive view of fewer than ``--small`` pages
-runs ``--small-repeat`` rounds (the median is reported), others ``--repeat``.
+times the floor. Every figure is pages per CPU-second of one process (user + system for the
+command line; ``time.process_time`` of the extraction for the per-page peers, whose pages are read
+and decoded before the clock starts, as in ``peers.py``), and the tool's CPU time a page as a
+multiple of the floor's (``×floor``: 2.0 is twice the floor's time) and of the two-pass floor's
+(``×two-pass``). Tools run round-robin within a round; an archive view of fewer than ``--small``
+pages runs ``--small-repeat`` rounds (the median is reported), others ``--repeat``.
 """
 
 from __future__ import annotations
@@ -247,26 +247,34 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
 # --- tables ------------------------------------------------------------------------------------
 
 
-def _cell(figures: dict[str, Any] | None, floor: dict[str, Any] | None) -> str:
+def _cell(figures: dict[str, Any] | None, *bounds: dict[str, Any] | None) -> str:
+    """Pages per CPU-second, and the CPU time a page as a multiple of each bound's (the floor,
+    then the two-pass floor where one was measured)."""
     if figures is None:
         return "—"
     speed = figures["pages_per_cpu_second"]
-    if floor is None:
-        return f"{speed:.0f}"
-    return f"{speed:.0f} ({floor['pages_per_cpu_second'] / speed:.1f}×)"
+    ratios = [f"{bound['pages_per_cpu_second'] / speed:.1f}×" for bound in bounds if bound]
+    return f"{speed:.0f} ({' / '.join(ratios)})" if ratios else f"{speed:.0f}"
 
 
 def table(views: dict[str, dict[str, Any]], ours: str, peers: Sequence[str], keys: Sequence[str],
           markdown: bool) -> str:
     bounds = ("floor", "floor-2pass" if ours == "warcdeboil-warc" else "floor-2pass-text")
     columns = [k for k in (*bounds, ours, *peers) if k in keys]
-    headers = ["archive (pages)", *(f"{TOOLS[k]}" + (" (×floor)" if k != "floor" else "")
-                                    for k in columns)]
+    # Every tool's figure as a multiple of the floor and of the two-pass floor (the bound of
+    # a tool that learns in one pass and writes in a second).
+    two_pass = bounds[1] in keys
+    headers = ["archive (pages)", *(
+        TOOLS[k] + ("" if k == "floor" else " (×floor)" if k in bounds or not two_pass
+                    else " (×floor / ×two-pass)")
+        for k in columns)]
     headers += [f"warcdeboil ÷ {TOOLS[p]}" for p in peers if p in keys and ours in keys]
     rows = []
     for view, figures in views.items():
-        floor = figures.get("floor")
-        cells = [_cell(figures.get(k), floor if k != "floor" else None) for k in columns]
+        floor, floor_2pass = figures.get("floor"), figures.get(bounds[1])
+        cells = [_cell(figures.get(k)) if k == "floor"
+                 else _cell(figures.get(k), floor) if k in bounds
+                 else _cell(figures.get(k), floor, floor_2pass) for k in columns]
         for peer in peers:
             if peer in keys and ours in keys:
                 a, b = figures.get(ours), figures.get(peer)

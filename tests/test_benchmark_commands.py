@@ -33,3 +33,23 @@ def test_shared_data_given_relative_to_elsewhere_is_recorded_as_shared(
     relative = os.path.relpath(shared / "eval" / "dragnet.warc.gz", tmp_path)
     command = peers.recorded_command("benchmarks/floor.py", [relative, "out/x.json"])
     assert command == "python benchmarks/floor.py ../shared/eval/dragnet.warc.gz out/x.json"
+
+
+def test_floor_tables_give_each_tool_as_multiples_of_both_floors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # floor.py imports peers.py, speed.py
+    floor = load_script("floor_benchmark", ROOT / "benchmarks" / "floor.py")
+    views = {"x.warc.gz": {
+        "floor": {"pages_per_cpu_second": 1000.0, "pages": 10},
+        "floor-2pass": {"pages_per_cpu_second": 400.0, "pages": 10},
+        "warcdeboil-warc": {"pages_per_cpu_second": 200.0, "pages": 10},
+        "deboiler": {"pages_per_cpu_second": 100.0, "pages": 10},
+    }}
+    text = floor.table(views, "warcdeboil-warc", ["deboiler"], list(views["x.warc.gz"]), True)
+    header, _, row = text.splitlines()[:3]
+    assert "(×floor / ×two-pass)" in header
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    # the floor, the two-pass floor (×floor), ours and the peer (×floor / ×two-pass), the ratio
+    assert cells == ["x.warc.gz (10)", "1000", "400 (2.5×)", "200 (5.0× / 2.0×)",
+                     "100 (10.0× / 4.0×)", "2.0×"]

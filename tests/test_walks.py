@@ -5,6 +5,7 @@ evaluation sets; and the checks that decide, at import, which path a process tak
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -28,7 +29,7 @@ def compiled() -> walker.Walker:
     pytest.importorskip("warcdeboil.page._walk", reason="the C extension was not built")
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv(walker.PURE_PYTHON, raising=False)
-        loaded = walker.load(dom._walk_kinds(), dom._walks_agree)
+        loaded = walker.load(dom._walk_kinds(), dom._walks_agree, dom._describe)
     assert loaded.walker is not None, loaded.status
     return loaded.walker
 
@@ -57,13 +58,13 @@ def test_the_python_path_is_taken_when_asked_for_or_when_the_walks_disagree(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv(walker.PURE_PYTHON, "1")
-    asked = walker.load(dom._walk_kinds(), lambda _: True)
+    asked = walker.load(dom._walk_kinds(), lambda _: True, dom._describe)
     assert asked.walker is None and walker.PURE_PYTHON in asked.status
     monkeypatch.setenv(walker.PURE_PYTHON, "0")
     pytest.importorskip("warcdeboil.page._walk", reason="the C extension was not built")
-    differing = walker.load(dom._walk_kinds(), lambda _: False)
+    differing = walker.load(dom._walk_kinds(), lambda _: False, dom._describe)
     assert differing.walker is None and "differs" in differing.status
-    agreeing = walker.load(dom._walk_kinds(), dom._walks_agree)
+    agreeing = walker.load(dom._walk_kinds(), dom._walks_agree, dom._describe)
     assert agreeing.walker is not None
 
 
@@ -226,6 +227,45 @@ def same_from_the_text(page: dom.PageText) -> None:
             dom.count_repeated(text, repeated)
 
 
+def test_role_words_expand_to_the_strings_re_tries_in_its_order() -> None:
+    assert walker.word_literals("shar(?:e|ing)") == ["share", "sharing"]
+    assert walker.word_literals("most-?read") == ["most-read", "mostread"]
+    for words in dom._ROLE_WORDS:
+        for pattern in words:
+            literals = walker.word_literals(pattern)
+            assert all(re.fullmatch(pattern, word) for word in literals)
+            # what re finds first at a place is the first of these that matches there
+            for word in literals:
+                assert re.match(pattern, word + "ing-x").group() == next(
+                    w for w in literals if (word + "ing-x").startswith(w))
+    for refused in ("a+b", "x{2}", "[ab]", "Nav", "caf\u00e9"):
+        with pytest.raises(ValueError):
+            walker.word_literals(refused)
+
+
+# Pieces of class and id names: role words and their beginnings, overlapping words ("popular"
+# then "article" in "popularticle"), digits, separators, upper case, non-ASCII (the Kelvin sign
+# lowercases to k) and characters that are no word.
+NAME_PIECES = ["nav", "NAV", "menu", "popul", "ar", "ticle", "share", "sharing", "shar", "most",
+               "-", "read", "post", "body", "content", "main", "comment", "8812", "0", " ",
+               "\t", "\x1c", "_", "tags", "meta", "\u212aip", "s", "kip", "\u00e9", "widget",
+               "foot", "er", "story", "cookie", "x"]
+name = st.lists(st.sampled_from(NAME_PIECES), max_size=8).map("".join)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tag=st.sampled_from(["div", "section", "aside", "nav", "ul", "p", "article", "span"]),
+       class_=st.none() | name, id_=st.none() | name,
+       aria=st.sampled_from(["", " role=navigation", " role=main", " role=Main", " role"]),
+       itemprop=st.sampled_from(["", " itemprop=articleBody", " itemprop=articlebody"]))
+def test_roles_and_slots_by_class_and_id_are_the_python_ones(
+    tag: str, class_: str | None, id_: str | None, aria: str, itemprop: str,
+) -> None:
+    names = "".join(f" {attr}='{value}'" for attr, value in (("class", class_), ("id", id_))
+                    if value is not None)
+    same_both_ways(f"<body><{tag}{names}{aria}{itemprop}><p>Some text</p></{tag}></body>")
+
+
 EVAL_SETS = ("dragnet", "scrapinghub", "l3s-gn1", "cleaneval", "cleanportaleval")
 
 
@@ -254,7 +294,7 @@ def test_clean_says_which_walks_it_takes_under_verbose(tmp_path) -> None:
                "-j", "1", "-q", "-v"]
     with pytest.MonkeyPatch.context() as patch:  # what a process without the variable takes
         patch.delenv(walker.PURE_PYTHON, raising=False)
-        status = walker.load(dom._walk_kinds(), dom._walks_agree).status
+        status = walker.load(dom._walk_kinds(), dom._walks_agree, dom._describe).status
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
     assert f"INFO warcdeboil.cli.clean: {status}" in done.stderr.splitlines()
     env[walker.PURE_PYTHON] = "1"

@@ -125,9 +125,17 @@ typedef struct {
     /* the numbers of the names role, itemprop and href where lexbor knows them (0 where it
      * numbers them per document: they are then compared by their characters) */
     uintptr_t attr_role, attr_itemprop, attr_href;
-    /* What every word that gives a role by class or id begins with (see role_words) */
-    PyObject *words;       /* tuple of bytes, lower case ASCII */
+    /* The roles an element's class and id name (dom._describe): each word that names one, in
+     * the order the regular expression tries them, as (lower-case ASCII, role bits) */
+    PyObject *literals;
     uint64_t first[4];     /* a bit per byte value: some word begins with it */
+    PyObject *aria;        /* (ARIA role, role bits) */
+    uint16_t *tag_bits;    /* per tag number below ntags: the roles its tag gives */
+    PyObject *tag_names;   /* per tag number below ntags: its name (bytes) or None */
+    PyObject *describe;    /* dom._describe, for a class or id that is not ASCII */
+    PyObject *hasher;      /* xxh3_64_intdigest */
+    unsigned slot_roles;   /* role bits of the roles whose elements can be template slots */
+    unsigned main_bits;    /* the role bit itemprop=articleBody gives */
 } Walker;
 
 static inline uint16_t tag_flags(const Walker *w, uintptr_t tag) {
@@ -1032,47 +1040,126 @@ static PyObject *attr_value(const lb_attr *attr) {
                                 "replace");
 }
 
-/* Whether a class or id may name a role: it holds one of the words' beginnings (lower case,
- * any case in it) or a byte that is not ASCII (whose lower case could be ASCII: the Kelvin sign's
- * is k). A value that may gets its element to Python, where dom._describe decides; one that
- * may not has no role by its names, which is most of them. */
-#define NAME_SCAN 1024
+/* ---- the elements that have a role (dom._role_elements, dom._describe) ---- */
 
-static int may_name_role(const Walker *w, const lb_attr *attr) {
-    if (attr == NULL || attr->value == NULL || attr->value->data == NULL) return 0;
-    const unsigned char *s = attr->value->data;
-    size_t n = attr->value->length;
-    if (n > NAME_SCAN) return 1;
-    unsigned char lower[NAME_SCAN];
+/* A class or id's characters (none for an absent or empty one). */
+static void attr_chars(const lb_attr *attr, const unsigned char **s, size_t *n) {
+    *s = (const unsigned char *)"";
+    *n = 0;
+    if (attr != NULL && attr->value != NULL && attr->value->data != NULL) {
+        *s = attr->value->data;
+        *n = attr->value->length;
+    }
+}
+
+static int is_ascii(const unsigned char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (s[i] >= 0x80) return 0;
+    return 1;
+}
+
+/* The role bits of the words found in ASCII ``s`` as re.findall finds them: at each position
+ * the first word (in the expression's order) that matches there, the search going on after it. */
+static unsigned word_bits(const Walker *w, const unsigned char *s, size_t n) {
+    unsigned bits = 0;
+    Py_ssize_t nliterals = PyTuple_GET_SIZE(w->literals);
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = (s[i] >= 'A' && s[i] <= 'Z') ? (unsigned char)(s[i] + 32) : s[i];
+        size_t matched = 0;
+        if (w->first[c >> 6] >> (c & 63) & 1) {
+            for (Py_ssize_t k = 0; k < nliterals && !matched; k++) {
+                PyObject *pair = PyTuple_GET_ITEM(w->literals, k);
+                PyObject *word = PyTuple_GET_ITEM(pair, 0);
+                size_t length = (size_t)PyBytes_GET_SIZE(word);
+                const unsigned char *chars = (const unsigned char *)PyBytes_AS_STRING(word);
+                if (chars[0] != c || length > n - i) continue;
+                size_t j = 1;
+                for (; j < length; j++) {
+                    unsigned char d = s[i + j];
+                    if (d >= 'A' && d <= 'Z') d = (unsigned char)(d + 32);
+                    if (d != chars[j]) break;
+                }
+                if (j == length) {
+                    bits |= (unsigned)PyLong_AsLong(PyTuple_GET_ITEM(pair, 1));
+                    matched = length;
+                }
+            }
+        }
+        i += matched ? matched : 1;
+    }
+    return bits;
+}
+
+/* The slot of an element: its tag, then the words of its class and id without their ASCII
+ * digits, one space apart (dom._describe, for ASCII names). */
+static int put_slot_words(Buf *slot, const unsigned char *s, size_t n) {
+    int in_word = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = s[i];
-        if (c >= 0x80) return 1;
-        lower[i] = (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
-    }
-    Py_ssize_t nwords = PyTuple_GET_SIZE(w->words);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = lower[i];
-        if (!(w->first[c >> 6] >> (c & 63) & 1)) continue;
-        for (Py_ssize_t k = 0; k < nwords; k++) {
-            PyObject *word = PyTuple_GET_ITEM(w->words, k);
-            size_t length = (size_t)PyBytes_GET_SIZE(word);
-            const char *chars = PyBytes_AS_STRING(word);
-            if ((unsigned char)chars[0] == c && length <= n - i &&
-                memcmp(lower + i, chars, length) == 0)
-                return 1;
+        if (c >= '0' && c <= '9') continue;
+        if (Py_UNICODE_ISSPACE(c)) {
+            in_word = 0;
+            continue;
         }
+        if (!in_word && buf_put(slot, " ", 1) < 0) return -1;
+        in_word = 1;
+        if (buf_put(slot, &c, 1) < 0) return -1;
     }
     return 0;
 }
 
-/* The elements that may have a role, as dom._role_elements reads them: per element of a
- * role-bearing tag that has a class, id, role or itemprop, or a role by its tag, the tuple
- * (index, tag, class, id, role, itemprop); and the number of elements. */
+/* The roles of one element of a role-bearing tag, and its slot (a new reference; NULL with an
+ * error set): in C for ASCII names, else by dom._describe as the Python path calls it. */
+static PyObject *describe(const Walker *w, const lb_element *element, uintptr_t tag,
+                          unsigned *bits) {
+    const unsigned char *cls, *id;
+    size_t ncls, nid;
+    attr_chars(element->attr_class, &cls, &ncls);
+    attr_chars(element->attr_id, &id, &nid);
+    PyObject *name = PyTuple_GET_ITEM(w->tag_names, (Py_ssize_t)tag);
+    if (!is_ascii(cls, ncls) || !is_ascii(id, nid)) {
+        PyObject *found = PyObject_CallFunction(
+            w->describe, "NNN",
+            PyUnicode_FromEncodedObject(name, "ascii", "strict"), attr_value(element->attr_class),
+            attr_value(element->attr_id));
+        if (found == NULL) return NULL;
+        PyObject *slot = NULL;
+        if (PyTuple_Check(found) && PyTuple_GET_SIZE(found) == 2) {
+            *bits = (unsigned)PyLong_AsLong(PyTuple_GET_ITEM(found, 0));
+            slot = Py_NewRef(PyTuple_GET_ITEM(found, 1));
+        } else {
+            PyErr_SetString(PyExc_TypeError, "describe gives (bits, slot)");
+        }
+        Py_DECREF(found);
+        return slot;
+    }
+    *bits = w->tag_bits[tag] | word_bits(w, cls, ncls) | word_bits(w, id, nid);
+    if (!*bits) return PyBytes_FromStringAndSize("", 0);
+    Buf slot = {0};
+    PyObject *made = NULL;
+    if (buf_put(&slot, PyBytes_AS_STRING(name), (size_t)PyBytes_GET_SIZE(name)) == 0 &&
+        put_slot_words(&slot, cls, ncls) == 0 && put_slot_words(&slot, id, nid) == 0)
+        made = PyBytes_FromStringAndSize(slot.data, (Py_ssize_t)slot.size);
+    PyMem_Free(slot.data);
+    return made;
+}
+
+/* Whether an attribute's value is exactly these bytes. */
+static int value_is(const lb_attr *attr, const char *chars, size_t n) {
+    return attr != NULL && attr->value != NULL && attr->value->data != NULL &&
+           attr->value->length == n && memcmp(attr->value->data, chars, n) == 0;
+}
+
+/* The roles of the body's elements, as dom._role_elements and dom._insert_role_marks give them:
+ * (number of elements, per element its role bits, per opening role mark the digest of its
+ * element's slot in that role (0 for a role that is never template), per opening role mark its
+ * element's index). */
 static PyObject *Walker_roles(Walker *self, PyObject *address) {
     const lb_node *root;
     if (node_address(address, &root) < 0) return NULL;
-    PyObject *found = PyList_New(0);
-    if (found == NULL) return NULL;
+    Buf plan = {0}, slots = {0}, owners = {0};
+    PyObject *result = NULL;
     Py_ssize_t index = 0;
     const lb_node *node = root;
     while (node != NULL) {
@@ -1082,10 +1169,11 @@ static PyObject *Walker_roles(Walker *self, PyObject *address) {
             if ((f & F_FORM_LIST) && node != root) {
                 descend = 0;
             } else {
-                const lb_element *element = (const lb_element *)node;
+                unsigned char bits_byte = 0;
                 if (f & F_ROLE_TAG) {
+                    const lb_element *element = (const lb_element *)node;
                     const lb_attr *role = NULL, *itemprop = NULL;
-                    for (const lb_attr *attr = element->first_attr; attr != NULL; attr = attr->next) {
+                    for (const lb_attr *attr = element->first_attr; attr; attr = attr->next) {
                         uintptr_t key = attr_key(attr);
                         if (role == NULL && is_named(key, self->attr_role, "role", 4))
                             role = attr;
@@ -1093,21 +1181,45 @@ static PyObject *Walker_roles(Walker *self, PyObject *address) {
                                  is_named(key, self->attr_itemprop, "itemprop", 8))
                             itemprop = attr;
                     }
-                    if (role || itemprop || (f & F_TAG_ROLE) ||
-                        may_name_role(self, element->attr_class) ||
-                        may_name_role(self, element->attr_id)) {
-                        PyObject *entry = Py_BuildValue(
-                            "(nnNNNN)", index, (Py_ssize_t)node->local_name,
-                            attr_value(element->attr_class), attr_value(element->attr_id),
-                            attr_value(role), attr_value(itemprop));
-                        if (entry == NULL || PyList_Append(found, entry) < 0) {
-                            Py_XDECREF(entry);
-                            Py_DECREF(found);
-                            return NULL;
+                    unsigned bits = 0;
+                    PyObject *slot = describe(self, element, node->local_name, &bits);
+                    if (slot == NULL) goto done;
+                    if (role != NULL) {
+                        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(self->aria); k++) {
+                            PyObject *pair = PyTuple_GET_ITEM(self->aria, k);
+                            PyObject *name = PyTuple_GET_ITEM(pair, 0);
+                            if (value_is(role, PyBytes_AS_STRING(name),
+                                         (size_t)PyBytes_GET_SIZE(name))) {
+                                bits |= (unsigned)PyLong_AsLong(PyTuple_GET_ITEM(pair, 1));
+                                break;
+                            }
                         }
-                        Py_DECREF(entry);
                     }
+                    if (value_is(itemprop, "articleBody", 11)) bits |= self->main_bits;
+                    for (int r = 0; r < ROLES; r++) {
+                        if (!(bits >> r & 1)) continue;
+                        uint64_t digest = 0;
+                        if (self->slot_roles >> r & 1) {
+                            PyObject *hashed = PyObject_CallFunction(self->hasher, "Oi", slot, r);
+                            if (hashed == NULL) {
+                                Py_DECREF(slot);
+                                goto done;
+                            }
+                            digest = PyLong_AsUnsignedLongLong(hashed);
+                            Py_DECREF(hashed);
+                        }
+                        uint32_t owner = (uint32_t)index;
+                        if (buf_put(&slots, &digest, sizeof digest) < 0 ||
+                            buf_put(&owners, &owner, sizeof owner) < 0) {
+                            Py_DECREF(slot);
+                            goto done;
+                        }
+                    }
+                    Py_DECREF(slot);
+                    if (PyErr_Occurred()) goto done;
+                    bits_byte = (unsigned char)bits;
                 }
+                if (buf_put(&plan, &bits_byte, 1) < 0) goto done;
                 index++;
             }
         } else {
@@ -1128,7 +1240,14 @@ static PyObject *Walker_roles(Walker *self, PyObject *address) {
         if (node == NULL) break;
         node = node->next;
     }
-    return Py_BuildValue("(nN)", index, found);
+    result = Py_BuildValue("(ny#y#y#)", index, plan.data ? plan.data : "", (Py_ssize_t)plan.size,
+                           slots.data ? slots.data : "", (Py_ssize_t)slots.size,
+                           owners.data ? owners.data : "", (Py_ssize_t)owners.size);
+done:
+    PyMem_Free(plan.data);
+    PyMem_Free(slots.data);
+    PyMem_Free(owners.data);
+    return result;
 }
 
 /* ---- layout probe: reads only fields every lexbor since 2020 has, and checks them against
@@ -1216,45 +1335,98 @@ static int table_from(PyObject *seq, Py_ssize_t n, uint16_t **out) {
     return 0;
 }
 
-static int Walker_init(Walker *self, PyObject *args, PyObject *kwargs) {
-    static char *names[] = {"flags", "before", "after", "text_tag", "role", "itemprop", "href",
-                            "words", NULL};
-    PyObject *flags, *before, *after, *words;
-    unsigned long long text_tag, role, itemprop, href;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOKKKKO!", names, &flags, &before, &after,
-                                     &text_tag, &role, &itemprop, &href, &PyTuple_Type, &words))
-        return -1;
-    memset(self->first, 0, sizeof self->first);
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(words); k++) {
-        PyObject *word = PyTuple_GET_ITEM(words, k);
-        if (!PyBytes_Check(word) || PyBytes_GET_SIZE(word) == 0) {
-            PyErr_SetString(PyExc_ValueError, "words are non-empty bytes");
+/* A tuple of (bytes, int) pairs, each bytes non-empty. */
+static int check_pairs(PyObject *pairs, const char *what) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(pairs); k++) {
+        PyObject *pair = PyTuple_GET_ITEM(pairs, k);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+            !PyBytes_Check(PyTuple_GET_ITEM(pair, 0)) ||
+            PyBytes_GET_SIZE(PyTuple_GET_ITEM(pair, 0)) == 0 ||
+            !PyLong_Check(PyTuple_GET_ITEM(pair, 1))) {
+            PyErr_Format(PyExc_ValueError, "%s: pairs of non-empty bytes and an int", what);
             return -1;
         }
-        unsigned char c = (unsigned char)PyBytes_AS_STRING(word)[0];
-        self->first[c >> 6] |= (uint64_t)1 << (c & 63);
     }
-    Py_INCREF(words);
-    Py_XSETREF(self->words, words);
+    return 0;
+}
+
+static int Walker_init(Walker *self, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"flags", "before", "after", "tag_bits", "tag_names", "text_tag",
+                            "role", "itemprop", "href", "literals", "aria", "describe",
+                            "hasher", "slot_roles", "main_bits", NULL};
+    PyObject *flags, *before, *after, *tag_bits, *tag_names, *literals, *aria, *describe_fn,
+        *hasher;
+    unsigned long long text_tag, role, itemprop, href;
+    unsigned int slot_roles, main_bits;
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kwargs, "OOOOO!KKKKO!O!OOII", names, &flags, &before, &after, &tag_bits,
+            &PyTuple_Type, &tag_names, &text_tag, &role, &itemprop, &href, &PyTuple_Type,
+            &literals, &PyTuple_Type, &aria, &describe_fn, &hasher, &slot_roles, &main_bits))
+        return -1;
+    if (check_pairs(literals, "literals") < 0 || check_pairs(aria, "aria") < 0) return -1;
+    if (!PyCallable_Check(describe_fn) || !PyCallable_Check(hasher)) {
+        PyErr_SetString(PyExc_TypeError, "describe and hasher are callables");
+        return -1;
+    }
     Py_ssize_t n = PySequence_Size(flags);
     if (n < 0) return -1;
+    if (PyTuple_GET_SIZE(tag_names) != n) {
+        PyErr_SetString(PyExc_ValueError, "tables differ in length");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *name = PyTuple_GET_ITEM(tag_names, k);
+        if (name != Py_None && !PyBytes_Check(name)) {
+            PyErr_SetString(PyExc_ValueError, "tag names are bytes or None");
+            return -1;
+        }
+    }
     PyMem_Free(self->flags);
     PyMem_Free(self->before);
     PyMem_Free(self->after);
-    self->flags = self->before = self->after = NULL;
+    PyMem_Free(self->tag_bits);
+    self->flags = self->before = self->after = self->tag_bits = NULL;
     if (table_from(flags, n, &self->flags) < 0 || table_from(before, n, &self->before) < 0 ||
-        table_from(after, n, &self->after) < 0)
+        table_from(after, n, &self->after) < 0 || table_from(tag_bits, n, &self->tag_bits) < 0)
         return -1;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if ((self->flags[k] & F_ROLE_TAG) && PyTuple_GET_ITEM(tag_names, k) == Py_None) {
+            PyErr_SetString(PyExc_ValueError, "a role-bearing tag without its name");
+            return -1;
+        }
     self->ntags = n;
     self->text_tag = (uintptr_t)text_tag;
     self->attr_role = (uintptr_t)role;
     self->attr_itemprop = (uintptr_t)itemprop;
     self->attr_href = (uintptr_t)href;
+    self->slot_roles = slot_roles;
+    self->main_bits = main_bits;
+    memset(self->first, 0, sizeof self->first);
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(literals); k++) {
+        PyObject *word = PyTuple_GET_ITEM(PyTuple_GET_ITEM(literals, k), 0);
+        unsigned char c = (unsigned char)PyBytes_AS_STRING(word)[0];
+        self->first[c >> 6] |= (uint64_t)1 << (c & 63);
+    }
+    Py_INCREF(literals);
+    Py_XSETREF(self->literals, literals);
+    Py_INCREF(aria);
+    Py_XSETREF(self->aria, aria);
+    Py_INCREF(tag_names);
+    Py_XSETREF(self->tag_names, tag_names);
+    Py_INCREF(describe_fn);
+    Py_XSETREF(self->describe, describe_fn);
+    Py_INCREF(hasher);
+    Py_XSETREF(self->hasher, hasher);
     return 0;
 }
 
 static void Walker_dealloc(Walker *self) {
-    Py_XDECREF(self->words);
+    Py_XDECREF(self->literals);
+    Py_XDECREF(self->aria);
+    Py_XDECREF(self->tag_names);
+    Py_XDECREF(self->describe);
+    Py_XDECREF(self->hasher);
+    PyMem_Free(self->tag_bits);
     PyMem_Free(self->flags);
     PyMem_Free(self->before);
     PyMem_Free(self->after);
@@ -1263,7 +1435,8 @@ static void Walker_dealloc(Walker *self) {
 
 static PyMethodDef Walker_methods[] = {
     {"roles", (PyCFunction)Walker_roles, METH_O,
-     "roles(address) -> (elements, [(index, tag, class, id, role, itemprop), ...])"},
+     "roles(address) -> (elements, plan, slots, owners): per element its role bits, per "
+     "opening role mark its slot's digest (array Q) and its element's index (array I)"},
     {"text", (PyCFunction)Walker_text, METH_VARARGS,
      "text(address, plan, structure) -> (marked, candidate_tags, (hashed, spans, which, "
      "starts, ends)), or None if a text is not UTF-8"},

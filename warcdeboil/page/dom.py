@@ -418,22 +418,9 @@ def _walked(
     the same page, the tree left as it is; None where a text is not UTF-8 (the Python path
     then reads it as selectolax decodes it)."""
     address = body.mem_id
-    count, entries = walker.roles(address)
-    # Each element's roles, as _role_elements reads them from its tag and attributes.
-    plan = bytearray(count)
-    slots = array("Q")
-    owners = array("I")
-    for index, tag, class_, id_, aria, itemprop in entries:
-        bits, slot = _describe(_ROLE_TAG_NAMES[tag], class_, id_)
-        if aria:
-            bits |= _ARIA_ROLES.get(aria, 0)
-        if itemprop == "articleBody":
-            bits |= 1 << ROLE_MAIN
-        if bits:
-            plan[index] = bits
-            for role in _ROLES_OF_BITS[bits]:
-                slots.append(xxh3_64_intdigest(slot, role) if role in SLOT_ROLES else 0)
-                owners.append(index)
+    _, plan, slot_digests, owner_indexes = walker.roles(address)
+    slots = array("Q", slot_digests)
+    owners = array("I", owner_indexes)
     walked = walker.text(address, plan, structure)
     if walked is None:
         return None
@@ -1212,20 +1199,29 @@ def _walk_kinds() -> walks.TagKinds:
         (walks.LINE_END, _LINE_END_IDS),
         (walks.LINE_START, _LINE_START_IDS),
         (walks.ROLE_TAG, _ROLE_TAG_NAMES),
-        (walks.TAG_ROLE, (ids[tag] for tag in _TAG_ROLES if tag in ids)),
+        (walks.TAG_ROLE, (ids[tag] for tag in _TAG_ROLES)),
         (walks.FORM_LIST, _FORM_LIST_IDS),
         (walks.INVISIBLE, _INVISIBLE_IDS),
         (walks.HEADING, _HEADING_IDS),
         (walks.LINK, (ids["a"],)),
     ]
-    return walks.TagKinds(walks.kinds_of(groups),
-                          {tag: mark.decode() for tag, mark in _BEFORE_IDS.items()},
-                          {tag: mark.decode() for tag, mark in _AFTER_IDS.items()},
-                          walks.word_beginnings(word for words in _ROLE_WORDS for word in words))
+    literals = [word for words in _ROLE_WORDS for pattern in words
+                for word in walks.word_literals(pattern)]
+    return walks.TagKinds(
+        walks.kinds_of(groups),
+        {tag: mark.decode() for tag, mark in _BEFORE_IDS.items()},
+        {tag: mark.decode() for tag, mark in _AFTER_IDS.items()},
+        tag_roles={ids[tag]: bits for tag, bits in _TAG_ROLES.items()},
+        tag_names=_ROLE_TAG_NAMES,
+        literals=tuple((word.encode(), _word_bits(word)) for word in literals),
+        aria=tuple((name.encode(), bits) for name, bits in _ARIA_ROLES.items()),
+        slot_roles=sum(1 << role for role in SLOT_ROLES),
+        main_bits=1 << ROLE_MAIN,
+    )
 
 
 # The walks analyse() uses, chosen once a process (see warcdeboil.page.walker).
-_WALKS = walks.load(_walk_kinds(), _walks_agree)
+_WALKS = walks.load(_walk_kinds(), _walks_agree, _describe)
 
 
 def compiled_walker() -> Walker | None:
