@@ -12,7 +12,8 @@ setup(
             "warcdeboil.page._walk",
             sources=["warcdeboil/page/_walk.c"],
             optional=True,
-            extra_compile_args=["-O2"],
+            # its doubles must be Python's to the last bit: no fused multiply-add
+            extra_compile_args=["-O2", "-ffp-contract=off"],
         )
     ]
 )

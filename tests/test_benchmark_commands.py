@@ -53,3 +53,18 @@ def test_floor_tables_give_each_tool_as_multiples_of_both_floors(
     # the floor, the two-pass floor (×floor), ours and the peer (×floor / ×two-pass), the ratio
     assert cells == ["x.warc.gz (10)", "1000", "400 (2.5×)", "200 (5.0× / 2.0×)",
                      "100 (10.0× / 4.0×)", "2.0×"]
+
+
+def test_alongside_tables_give_medians_ranges_and_ratios(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    alongside = load_script("alongside_benchmark", ROOT / "benchmarks" / "alongside.py")
+
+    def run(speed: float, peak: float) -> dict[str, float]:
+        return {"pages": 10, "pages_per_cpu_second": speed, "peak_rss_mb": peak}
+
+    figures = {"x.warc.gz": {"warc": {"old": [run(100, 50), run(110, 51), run(90, 50)],
+                                      "new": [run(200, 52), run(190, 52), run(230, 53)]}}}
+    text = alongside.table(figures, ["old", "new"], True)
+    row = text.splitlines()[2]
+    assert [c.strip() for c in row.strip("|").split("|")] == [
+        "x (10)", "warc", "100 (90-110), 51", "200 (190-230), 53", "2.00×"]

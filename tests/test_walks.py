@@ -4,8 +4,10 @@ evaluation sets; and the checks that decide, at import, which path a process tak
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import struct
 import subprocess
 import sys
 
@@ -196,8 +198,17 @@ def test_block_texts_are_the_python_split_both_ways(text: str, inline_spaces: bo
 def test_content_blocks_are_the_python_ones_both_ways(text: str, deepest: int) -> None:
     with_surrogate = text.replace("Z", "\udc80")  # a surrogatepass decode can hold one
     for marked in (text, with_surrogate):
-        assert compiled().split_blocks(marked, content.Block, deepest) == \
-            content._split_blocks(marked, deepest)
+        blocks = content._split_blocks(marked, deepest)
+        assert compiled().split_blocks(marked, content.Block, deepest) == blocks
+        same_judgement(blocks)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(st.sampled_from(MARKED_ALPHABET), max_size=40).map("".join))
+def test_structure_marks_go_as_the_python_path_takes_them_out(text: str) -> None:
+    marked = text.encode()
+    assert compiled().without_structure_marks(marked) == \
+        dom._without_structure_marks(marked, None)
 
 
 def test_block_texts_leave_what_is_not_utf8_to_python() -> None:
@@ -208,13 +219,65 @@ def test_block_texts_leave_what_is_not_utf8_to_python() -> None:
         b"ok", b"caf\xed\xa0\x80"]
 
 
+def doubles(columns: list[list[float]]) -> list[bytes]:
+    """Columns of floats as their bytes: equal to the last bit, every NaN as one (which NaN an
+    operation on two gives, its sign and payload, depends on the order of the operands in the
+    processor's instruction, which numpy's vector loops choose; any NaN is "not kept")."""
+    nan = float("nan")
+    return [struct.pack(f"{len(column)}d", *(nan if math.isnan(v) else v for v in column))
+            for column in columns]
+
+
+def same_judgement(blocks: list[content.Block]) -> None:
+    """Content mode's features and both stages' scores of the blocks, equal to the bit."""
+    fast = compiled()
+    python = content._feature_columns(blocks)
+    assert doubles(fast.feature_columns(blocks, content._SENTENCE_END_CHARS,
+                                        content.SHORT_BLOCK_CHARS)) == doubles(python)
+    if not blocks:
+        return
+    model = content.load_model()
+    scores = content._weighted_sum_python(python, model.weights, model.bias)
+    assert doubles([fast.weighted_sum(python, model.weights, model.bias)]) == doubles([scores])
+    context = content._context_columns(blocks, scores)
+    assert doubles(fast.context_columns(blocks, scores, content.CONTEXT_WINDOW,
+                                        content.CORE_SHARE, content.SCORE_CLIP)) == doubles(context)
+    both = python + context
+    assert doubles([fast.weighted_sum(both, model.context_weights, model.context_bias)]) == \
+        doubles([content._weighted_sum_python(both, model.context_weights, model.context_bias)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(columns=st.integers(1, 5).flatmap(lambda n: st.lists(
+           st.lists(st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, -0.0]),
+                    min_size=n, max_size=n), min_size=1, max_size=6)),
+       weights=st.lists(st.floats(allow_nan=True, allow_infinity=True) | st.just(0.0),
+                        min_size=6, max_size=6),
+       bias=st.floats(allow_nan=False, allow_infinity=False))
+def test_weighted_sums_are_numpy_s_to_the_bit(
+    columns: list[list[float]], weights: list[float], bias: float,
+) -> None:
+    used = tuple(weights[:len(columns)])
+    assert doubles([compiled().weighted_sum(columns, used, bias)]) == \
+        doubles([content._weighted_sum_python(columns, used, bias)])
+
+
+def test_weighted_sums_of_other_columns_go_the_numpy_way() -> None:
+    assert compiled().weighted_sum([[1, 2]], (0.5,), 1.0) is None  # ints
+    assert compiled().weighted_sum([[1.0], [1.0, 2.0]], (0.5, 0.5), 1.0) is None  # lengths
+    assert content._weighted_sum([[1, 2]], (0.5,), 1.0) == [1.5, 2.0]
+
+
 def same_from_the_text(page: dom.PageText) -> None:
     """What the later steps read from a page's marked text, both ways: its signature, the slots
     a site would remove (all its own, and every other one), the blocks a site repeats."""
     fast = compiled()
     text = page.marked.decode("utf-8", "surrogatepass")
-    assert fast.split_blocks(text, content.Block, content.MAX_ANCESTORS) == \
-        content._split_blocks(text)
+    blocks = content._split_blocks(text)
+    assert fast.split_blocks(text, content.Block, content.MAX_ANCESTORS) == blocks
+    same_judgement(blocks)
+    assert fast.without_structure_marks(page.marked) == \
+        dom._without_structure_marks(page.marked, None)
     signature = dom._page_signature(page, None)
     assert dom._page_signature(page, fast) == signature
     own = sorted(set(page.slots) - {0})

@@ -105,6 +105,7 @@ _ROLE_CLOSES = {mark: role for role, mark in enumerate(ROLE_CLOSE)}
 _LINKED = re.compile("\ufdd3([^\ufdd3\ufdd4]*)")
 # A block that ends as sentences end, in the scripts we know of.
 _SENTENCE_END = frozenset(".!?\u3002\uff01\uff1f\u2026:;\"\u201d\u00bb)\u061f\u0964")
+_SENTENCE_END_CHARS = "".join(sorted(_SENTENCE_END))
 
 _CHARS, _LINK_CHARS, _KIND = attrgetter("chars"), attrgetter("link_chars"), attrgetter("kind")
 _ANCESTORS, _TEXT, _LAST = attrgetter("ancestors"), attrgetter("text"), itemgetter(-1)
@@ -237,7 +238,20 @@ FEATURE_NAMES: tuple[str, ...] = (
 
 
 def feature_columns(blocks: list[Block]) -> list[list[float]]:
-    """The features of the blocks, one column per feature of :data:`FEATURE_NAMES`.
+    """The features of the blocks, one column per feature of :data:`FEATURE_NAMES`: in C where
+    the compiled walks were built (:mod:`warcdeboil.page.walker`), else
+    :func:`_feature_columns`."""
+    walker = compiled_walker()
+    if walker is not None and type(blocks) is list:
+        columns: list[list[float]] | None = walker.feature_columns(
+            blocks, _SENTENCE_END_CHARS, SHORT_BLOCK_CHARS)
+        if columns is not None:
+            return columns
+    return _feature_columns(blocks)
+
+
+def _feature_columns(blocks: list[Block]) -> list[list[float]]:
+    """:func:`feature_columns` in Python: the fallback, and the oracle of the C version.
 
     Built a column at a time with ``map`` (the loops run in C): a page has hundreds of blocks,
     and a Python loop building one row per block was the largest cost of content mode. Only the
@@ -417,7 +431,19 @@ SCORE_CLIP = 8.0
 
 def context_columns(blocks: list[Block], scores: list[float]) -> list[list[float]]:
     """The second stage's features (:data:`CONTEXT_FEATURE_NAMES`), a column each, from the
-    first stage's log-odds ``scores`` of the blocks."""
+    first stage's log-odds ``scores`` of the blocks: in C where the compiled walks were built,
+    else :func:`_context_columns`."""
+    walker = compiled_walker()
+    if walker is not None and type(blocks) is list and type(scores) is list:
+        columns: list[list[float]] | None = walker.context_columns(
+            blocks, scores, CONTEXT_WINDOW, CORE_SHARE, SCORE_CLIP)
+        if columns is not None:
+            return columns
+    return _context_columns(blocks, scores)
+
+
+def _context_columns(blocks: list[Block], scores: list[float]) -> list[list[float]]:
+    """:func:`context_columns` in Python: the fallback, and the oracle of the C version."""
     n = len(blocks)
     # min(SCORE_CLIP, max(-SCORE_CLIP, score)) with comparisons instead of two calls a block.
     high, low = SCORE_CLIP, -SCORE_CLIP
@@ -483,7 +509,8 @@ def _window_totals(prefix: list[_N], n: int) -> list[_N]:
 def _weighted_sum(
     columns: list[list[float]], weights: tuple[float, ...], bias: float
 ) -> list[float]:
-    """``bias`` plus the weighted columns, per block.
+    """``bias`` plus the weighted columns, per block: in C where the compiled walks were built
+    (the same doubles, tested), else with numpy.
 
     All blocks at once with numpy: each column times its weight, then added to ``bias`` one
     column after another, which are the operations of ``bias + c0 * w0 + c1 * w1 + ...`` per
@@ -495,6 +522,18 @@ def _weighted_sum(
     exact, as x + 0.0 == x for every x but -0.0, and a sum that starts from a non-zero bias,
     or from 0.0, is never -0.0.
     """
+    walker = compiled_walker()
+    if walker is not None and type(columns) is list and type(weights) is tuple and columns:
+        scores: list[float] | None = walker.weighted_sum(columns, weights, bias)
+        if scores is not None:
+            return scores
+    return _weighted_sum_python(columns, weights, bias)
+
+
+def _weighted_sum_python(
+    columns: list[list[float]], weights: tuple[float, ...], bias: float
+) -> list[float]:
+    """:func:`_weighted_sum` with numpy: the fallback, and the oracle of the C version."""
     used = [(column, weight) for column, weight in zip(columns, weights, strict=True)
             if weight and (any(column) or not math.isfinite(weight))]
     if not used:

@@ -724,7 +724,7 @@ def _block_texts(marked: bytes, walker: Walker | None) -> list[bytes]:
 
 def _page_signature(page: PageText, walker: Walker | None) -> PageSignature:
     """:func:`page_signature`, its text blocks split by ``walker`` (None: in Python)."""
-    marked = without_structure_marks(page.marked) if page.structured else page.marked
+    marked = _without_structure_marks(page.marked, walker) if page.structured else page.marked
     found = set(page.hashes)
     # The whole body counts in the pair's IoU (never in a removal): pages whose candidates are
     # all template still differ by their body, so they are not taken for duplicates.
@@ -761,6 +761,13 @@ def without_structure_marks(marked: bytes) -> bytes:
     >>> without_structure_marks(linked) == f"{OPEN} Read more {CLOSE}".encode()
     True
     """
+    return _without_structure_marks(marked, _WALKS.walker)
+
+
+def _without_structure_marks(marked: bytes, walker: Walker | None) -> bytes:
+    """:func:`without_structure_marks`, in C where ``walker`` is."""
+    if walker is not None:
+        return walker.without_structure_marks(marked)
     leading = _LEADING_STRUCTURE_MARKS.match(marked)
     if leading is not None:
         marked = marked[leading.end():]

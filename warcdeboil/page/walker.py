@@ -4,11 +4,12 @@
 found) reads the roles of a body's elements and makes its marked text straight from lexbor's
 tree, where :func:`warcdeboil.page.dom.analyse` otherwise inserts its marks as text nodes and
 reads the text back; and it does the walks that later steps make over marked text (the blocks of
-a signature, the template slots, content mode's blocks). It reads lexbor's structs from the node
-addresses selectolax gives, so before it is used :func:`load` checks that those structs are laid
-out as it reads them (against what selectolax itself says of a small tree) and that it gives
-what the Python path gives on a page exercising every mark; otherwise the Python path is taken,
-and :func:`warcdeboil.page.dom.walk_status` says why (``warcdeboil clean -v`` prints it).
+a signature, the template slots, content mode's blocks, features and scores). It reads lexbor's
+structs from the node addresses selectolax gives, so before it is used :func:`load` checks that
+those structs are laid out as it reads them (against what selectolax itself says of a small
+tree) and that it gives what the Python path gives on a page exercising every mark; otherwise
+the Python path is taken, and :func:`warcdeboil.page.dom.walk_status` says why (``warcdeboil
+clean -v`` prints it).
 """
 
 from __future__ import annotations
@@ -44,6 +45,17 @@ class Walker(Protocol):
     def block_texts(self, marked: bytes, inline_spaces: bool) -> list[bytes] | None: ...
 
     def split_blocks(self, marked: str, block_type: Any, max_ancestors: int) -> list[Any]: ...
+
+    def feature_columns(self, blocks: list[Any], sentence_end: str,
+                        short_block: int) -> list[list[float]] | None: ...
+
+    def context_columns(self, blocks: list[Any], scores: list[float], window: int,
+                        core_share: float, clip: float) -> list[list[float]] | None: ...
+
+    def weighted_sum(self, columns: list[list[float]], weights: tuple[float, ...],
+                     bias: float) -> list[float] | None: ...
+
+    def without_structure_marks(self, marked: bytes) -> bytes: ...
 
     def doomed_slots(self, marked: bytes, page_slots: Any, slots: Any,
                      limit: float) -> list[tuple[int, int, int]]: ...
