@@ -1,17 +1,18 @@
 """End-to-end speed of several revisions of warcdeboil, side by side in one session.
 
     python benchmarks/alongside.py ../shared/eval/*.warc.gz --rev 2b35f34 --rev HEAD \
-        [--format jsonl --format warc] [--rounds 2] [--markdown] [--json out.json]
+        [--format jsonl --format warc] [--rounds 2] [--heavy] [--markdown] [--json out.json]
 
 Each ``--rev`` is checked out in a temporary git worktree (``.`` is this checkout as it is,
 uncommitted changes included); a revision with a ``setup.py`` gets its C extension built in
-place, as ``pip install`` builds it, and every revision's bytecode is compiled first. Then every
-archive and format runs ``warcdeboil clean --workers 1`` once per revision and round, the
-revisions taking turns (a machine's speed drifts from minute to minute: alternating puts every
-revision in the same minutes), each run in its own tree (the working directory comes first on
-Python's path). Reported: pages per CPU-second (user + system of that child, from ``wait4``),
-median and range over the rounds, peak RSS of that child, and each revision's median over the
-first's.
+place, as ``pip install`` builds it, and every revision's bytecode is compiled first. With
+``--heavy``, each archive's heavy pages (those whose HTML is longer than its median, as
+``floor.py`` writes them) are measured too. Then every archive and format runs ``warcdeboil
+clean --workers 1`` once per revision and round, the revisions taking turns (a machine's speed
+drifts from minute to minute: alternating puts every revision in the same minutes), each run in
+its own tree (the working directory comes first on Python's path). Reported: pages per
+CPU-second (user + system of that child, from ``wait4``), median and range over the rounds,
+peak RSS of that child, and each revision's median over the first's.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from floor import write_heavy  # this folder's floor.py
 from peers import recorded_command, render  # this folder's peers.py
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,14 +119,22 @@ def main() -> None:
                         help="a revision to run (repeat; '.' is this checkout as it is)")
     parser.add_argument("--format", action="append", choices=["warc", "text", "jsonl"])
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--heavy", action="store_true", help="also each archive's heavy pages "
+                        "(HTML longer than its median, as floor.py writes them)")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--json", type=Path, help="write every run's figures here")
     args = parser.parse_args()
     formats = args.format or ["jsonl", "warc"]
     with tempfile.TemporaryDirectory(prefix="warcdeboil-alongside-") as scratch:
+        archives = list(args.archives)
+        if args.heavy:
+            for archive in args.archives:
+                heavy = Path(scratch) / archive.name.replace(".warc.gz", ", heavy.warc.gz")
+                write_heavy(archive, heavy)
+                archives.append(heavy)
         trees = {rev: checkout(rev, Path(scratch)) for rev in args.rev}
         try:
-            figures = measure(args.archives, formats, trees, args.rounds)
+            figures = measure(archives, formats, trees, args.rounds)
         finally:
             for rev, tree in trees.items():
                 if rev != ".":
