@@ -1,7 +1,8 @@
-"""The compiled walks of pass 1 (warcdeboil/page/_walk.c), built where a C compiler is found.
+"""The compiled page walks (warcdeboil/page/_walk.c and the files beside it), built where a C
+compiler is found.
 
 Everything else is in pyproject.toml. The extension is optional: without a compiler the build
-goes on and warcdeboil takes its Python path (``warcdeboil --version -v`` says which).
+goes on and warcdeboil takes its Python path (``warcdeboil clean -v`` says which).
 """
 
 from setuptools import Extension, setup
@@ -10,7 +11,9 @@ setup(
     ext_modules=[
         Extension(
             "warcdeboil.page._walk",
-            sources=["warcdeboil/page/_walk.c"],
+            sources=["warcdeboil/page/_walk.c", "warcdeboil/page/walk_tree.c",
+                     "warcdeboil/page/walk_text.c", "warcdeboil/page/walk_content.c"],
+            depends=["warcdeboil/page/_walk.h"],
             optional=True,
             # its doubles must be Python's to the last bit: no fused multiply-add
             extra_compile_args=["-O2", "-ffp-contract=off"],
