@@ -13,6 +13,12 @@ static PyObject *field_chars, *field_link_chars, *field_kind, *field_roles, *fie
     *field_ancestors, *field_text;
 static PyObject *builtin_sum; /* Python's sum, for the total a page kept */
 
+/* What a node kept (its blocks' kept values summed from 0.0 in document order) and holds. */
+typedef struct {
+    double kept;
+    long long chars;
+} NodeSums;
+
 /* Interns the attribute names read and finds Python's sum (at the module's import). */
 int content_names_init(void) {
     field_chars = PyUnicode_InternFromString("chars");
@@ -371,11 +377,11 @@ PyObject *Walker_context_columns(Walker *self, PyObject *args) {
     Py_ssize_t n = PyList_GET_SIZE(blocks);
     if (PyList_GET_SIZE(scores) != n || n == 0) Py_RETURN_NONE;
     PyObject *result = NULL, *nodes_index = NULL, *kept_list = NULL, *total_obj = NULL;
-    double *clipped = NULL, *probs = NULL, *kept = NULL, *prefix_kept = NULL, *out = NULL,
-           *node_kept = NULL;
-    long long *chars = NULL, *prefix_chars = NULL, *node_chars = NULL;
+    double *clipped = NULL, *probs = NULL, *kept = NULL, *prefix_kept = NULL, *out = NULL;
+    long long *chars = NULL, *prefix_chars = NULL;
+    Buf sums = {0}; /* per node, in the order the blocks first name it: a NodeSums */
     PyObject **ancestors = NULL;
-    Py_ssize_t *parent_at = NULL, nodes = 0, cap = 0;
+    Py_ssize_t *parent_at = NULL, nodes = 0;
     clipped = PyMem_Malloc((size_t)n * sizeof(double));
     probs = PyMem_Malloc((size_t)n * sizeof(double));
     kept = PyMem_Malloc((size_t)n * sizeof(double));
@@ -440,26 +446,9 @@ PyObject *Walker_context_columns(Walker *self, PyObject *args) {
             Py_ssize_t index;
             if (at == NULL) {
                 if (PyErr_Occurred()) goto fail;
-                if (nodes == cap) {
-                    Py_ssize_t more = cap ? 2 * cap : 64;
-                    double *grown_kept = PyMem_Realloc(node_kept, (size_t)more * sizeof(double));
-                    if (grown_kept == NULL) {
-                        PyErr_NoMemory();
-                        goto fail;
-                    }
-                    node_kept = grown_kept;
-                    long long *grown_chars =
-                        PyMem_Realloc(node_chars, (size_t)more * sizeof(long long));
-                    if (grown_chars == NULL) {
-                        PyErr_NoMemory();
-                        goto fail;
-                    }
-                    node_chars = grown_chars;
-                    cap = more;
-                }
+                NodeSums zero = {0.0, 0};
+                if (buf_put(&sums, &zero, sizeof zero) < 0) goto fail;
                 index = nodes++;
-                node_kept[index] = 0.0;
-                node_chars[index] = 0;
                 PyObject *number = PyLong_FromSsize_t(index);
                 if (number == NULL || PyDict_SetItem(nodes_index, node, number) < 0) {
                     Py_XDECREF(number);
@@ -469,17 +458,19 @@ PyObject *Walker_context_columns(Walker *self, PyObject *args) {
             } else {
                 index = PyLong_AsSsize_t(at);
             }
-            node_kept[index] = node_kept[index] + kept[i];
-            node_chars[index] += chars[i];
+            NodeSums *sum = (NodeSums *)sums.data + index;
+            sum->kept = sum->kept + kept[i];
+            sum->chars += chars[i];
             if (d == depth - 1) parent_at[i] = index;
         }
     }
     /* the core: of the nodes that kept core_share of the total, the one with the fewest
      * characters (the first such, in the nodes' order); the root (0) when none did */
     Py_ssize_t core = -1;
+    const NodeSums *node = (const NodeSums *)sums.data;
     for (Py_ssize_t k = 0; k < nodes; k++)
-        if (node_kept[k] >= core_share * total_kept &&
-            (core < 0 || node_chars[k] < node_chars[core]))
+        if (node[k].kept >= core_share * total_kept &&
+            (core < 0 || node[k].chars < node[core].chars))
             core = k;
     PyObject *core_node = NULL;
     if (core >= 0) {
@@ -517,8 +508,8 @@ PyObject *Walker_context_columns(Walker *self, PyObject *args) {
                 x = window_chars ? window_kept / (double)window_chars : 0.0;
                 break;
             }
-            case 4: x = node_kept[parent_at[i]] / (double)node_chars[parent_at[i]]; break;
-            case 5: x = node_kept[parent_at[i]] / total_kept; break;
+            case 4: x = node[parent_at[i]].kept / (double)node[parent_at[i]].chars; break;
+            case 5: x = node[parent_at[i]].kept / total_kept; break;
             case 6: x = prefix_kept[i] / total_kept; break;
             case 7: x = 1.0 - (prefix_kept[i] + kept[i]) / total_kept; break;
             case 8: {
@@ -557,8 +548,7 @@ done:
     PyMem_Free(prefix_chars);
     PyMem_Free(ancestors);
     PyMem_Free(parent_at);
-    PyMem_Free(node_kept);
-    PyMem_Free(node_chars);
+    PyMem_Free(sums.data);
     return result;
 }
 

@@ -307,8 +307,7 @@ PyObject *Walker_doomed_slots(Walker *self, PyObject *args) {
     size_t n = (size_t)view.len;
     const uint64_t *page_slots = found_slots.buf;
     Py_ssize_t count = found_slots.len / (Py_ssize_t)sizeof(uint64_t);
-    RoleOpen *stacks[ROLES] = {NULL};
-    Py_ssize_t depth[ROLES] = {0}, cap[ROLES] = {0};
+    Buf stacks[ROLES] = {{0}}; /* per role, the RoleOpen of its elements still open */
     Py_ssize_t ordinal = 0, mains = 0, longest = -2; /* -2: not found yet */
     PyObject *found = PyList_New(0);
     if (found == NULL) goto done;
@@ -316,21 +315,13 @@ PyObject *Walker_doomed_slots(Walker *self, PyObject *args) {
         if (s[i] != 0xEF || s[i + 1] != 0xB7 || s[i + 2] < 0xA1 || s[i + 2] > 0xAA) continue;
         int role = (s[i + 2] - 0xA1) / 2, closing = (s[i + 2] - 0xA1) % 2;
         if (!closing) {
-            if (depth[role] == cap[role]) {
-                Py_ssize_t more = cap[role] ? 2 * cap[role] : 16;
-                RoleOpen *grown = PyMem_Realloc(stacks[role], (size_t)more * sizeof(RoleOpen));
-                if (grown == NULL) {
-                    PyErr_NoMemory();
-                    goto fail;
-                }
-                stacks[role] = grown;
-                cap[role] = more;
-            }
-            stacks[role][depth[role]++] = (RoleOpen){(Py_ssize_t)i, ordinal, mains};
+            RoleOpen opened = {(Py_ssize_t)i, ordinal, mains};
+            if (buf_put(&stacks[role], &opened, sizeof opened) < 0) goto fail;
             ordinal++;
             mains += role == ROLE_MAIN;
-        } else if (depth[role]) {
-            RoleOpen open = stacks[role][--depth[role]];
+        } else if (stacks[role].size) {
+            stacks[role].size -= sizeof(RoleOpen);
+            RoleOpen open = *(const RoleOpen *)(stacks[role].data + stacks[role].size);
             Py_ssize_t end = (Py_ssize_t)i + MARK_BYTES;
             if (open.ordinal >= count || (double)(end - open.start) > limit || mains > open.mains)
                 goto next;
@@ -357,7 +348,7 @@ PyObject *Walker_doomed_slots(Walker *self, PyObject *args) {
 fail:
     Py_CLEAR(found);
 done:
-    for (int role = 0; role < ROLES; role++) PyMem_Free(stacks[role]);
+    for (int role = 0; role < ROLES; role++) PyMem_Free(stacks[role].data);
     PyBuffer_Release(&view);
     PyBuffer_Release(&found_slots);
     return found;

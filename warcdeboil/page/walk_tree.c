@@ -125,8 +125,7 @@ typedef struct {
  * itself) and gets no marks. Iterative: a page can nest elements thousands deep. */
 static int walk_text(TextWalk *t, const lb_node *root) {
     const Walker *w = t->w;
-    Open *stack = NULL;
-    Py_ssize_t depth = 0, cap = 0;
+    Buf opened = {0}; /* the Open of each element the walk is inside, outermost first */
     int status = -1;
     t->element = 1;
     const lb_node *node = root->first_child;
@@ -156,20 +155,8 @@ static int walk_text(TextWalk *t, const lb_node *root) {
                     goto done;
                 if (open_element(t, f, bits, before) < 0) goto done;
                 if (node->first_child != NULL) {
-                    if (depth == cap) {
-                        Py_ssize_t more = cap ? 2 * cap : 64;
-                        Open *grown = PyMem_Realloc(stack, (size_t)more * sizeof(Open));
-                        if (grown == NULL) {
-                            PyErr_NoMemory();
-                            goto done;
-                        }
-                        stack = grown;
-                        cap = more;
-                    }
-                    stack[depth].flags = f;
-                    stack[depth].bits = (unsigned char)bits;
-                    stack[depth].after = after;
-                    depth++;
+                    Open open = {f, (unsigned char)bits, after};
+                    if (buf_put(&opened, &open, sizeof open) < 0) goto done;
                     descend = 1;
                 } else if (close_element(t, f, bits, after) < 0) {
                     goto done;
@@ -187,8 +174,9 @@ static int walk_text(TextWalk *t, const lb_node *root) {
                 node = NULL;
                 break;
             }
-            depth--;
-            if (close_element(t, stack[depth].flags, stack[depth].bits, stack[depth].after) < 0)
+            opened.size -= sizeof(Open);
+            const Open *open = (const Open *)(opened.data + opened.size);
+            if (close_element(t, open->flags, open->bits, open->after) < 0)
                 goto done;
         }
         if (node == NULL) break;
@@ -196,7 +184,7 @@ static int walk_text(TextWalk *t, const lb_node *root) {
     }
     status = 0;
 done:
-    PyMem_Free(stack);
+    PyMem_Free(opened.data);
     return status;
 }
 
