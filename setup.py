@@ -1,8 +1,8 @@
-"""The compiled page walks (warcdeboil/page/_walk.c and the files beside it), built where a C
-compiler is found.
+"""The compiled page walks (warcdeboil/page/_walk.c and the files beside it) and the quality
+filters' word codes (warcdeboil/corpus/_words.c), built where a C compiler is found.
 
-Everything else is in pyproject.toml. The extension is optional: without a compiler the build
-goes on and warcdeboil takes its Python path (``warcdeboil clean -v`` says which).
+Everything else is in pyproject.toml. The extensions are optional: without a compiler the build
+goes on and warcdeboil takes its Python paths (``warcdeboil clean -v`` says which).
 """
 
 from setuptools import Extension, setup
@@ -17,6 +17,12 @@ setup(
             optional=True,
             # its doubles must be Python's to the last bit: no fused multiply-add
             extra_compile_args=["-O2", "-ffp-contract=off"],
-        )
+        ),
+        Extension(
+            "warcdeboil.corpus._words",
+            sources=["warcdeboil/corpus/_words.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        ),
     ]
 )

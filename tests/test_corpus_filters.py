@@ -499,9 +499,10 @@ _SPACES = st.sampled_from([" ", "  ", "\n", "\t", "\u00a0", "\u3000", "\x1c", "\
 @given(st.lists(st.tuples(_SPACES, _PIECES), max_size=60), _SPACES)
 def test_the_passes_over_a_text_give_the_codes_of_its_pieces(pieces: list[tuple[str, str]],
                                                               end: str) -> None:
-    # The numpy passes (codes.page_codes) against each piece split and coded alone.
+    # The numpy passes (codes.page_codes) against each piece split and coded alone (the
+    # compiled coder's own tests are in tests/test_word_codes.py).
     text = "".join(space + piece for space, piece in pieces) + end
-    assert WordCache().codes(text).tolist() == WordCache().piece_codes(text).tolist() \
+    assert WordCache(coder=None).codes(text).tolist() == WordCache().piece_codes(text).tolist() \
         == [word_code(word) for piece in text.split() for word in split_chunk(piece)]
 
 
@@ -514,30 +515,31 @@ def test_the_passes_give_the_codes_of_every_eval_page() -> None:
     golds = sorted((SHARED / "eval").glob("*.gold.jsonl.gz"))
     if not golds:
         pytest.skip("../shared/eval is not here")
-    cache, oracle = WordCache(), WordCache()
-    pages = 0
+    cache, oracle = WordCache(coder=None), WordCache(coder=None)
+    pages = chars = 0
     for gold in golds:
         with gzip.open(gold, "rt", encoding="utf-8") as lines:
             for line in lines:
-                text = json.loads(line).get("text") or ""
+                text = json.loads(line)["gold"]
                 cache.next_text()
                 oracle.next_text()
                 assert np.array_equal(cache.codes(text), oracle.piece_codes(text)), gold.name
                 pages += 1
-    assert pages > 2000
+                chars += len(text)
+    assert pages > 2000 and chars > 5_000_000
 
 
 def test_a_text_over_the_passes_limit_is_coded_piece_by_piece(
         monkeypatch: pytest.MonkeyPatch) -> None:
     text = "One (two) three, dont Mr. Smith. " * 40
-    whole = WordCache().codes(text)
+    whole = WordCache(coder=None).codes(text)
     passes = []
     monkeypatch.setattr(codes_module, "MAX_CHARS", 100)
     monkeypatch.setattr(codes_module, "page_codes",
                         lambda *args: passes.append(args[0]) or whole[:0])
-    assert np.array_equal(WordCache().codes(text), whole)
+    assert np.array_equal(WordCache(coder=None).codes(text), whole)
     assert passes == []
-    WordCache().codes(text[:100])
+    WordCache(coder=None).codes(text[:100])
     assert passes == [text[:100]]
 
 

@@ -25,9 +25,11 @@ def test_the_wheel_holds_every_module_and_data_file(tmp_path: Path) -> None:
     assert tree - names == set()
     assert set(DATA) - names == set()
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "scripts/", "docs/"))]
-    # pass 1's walks, compiled where the machine has a C compiler (CI's has)
+    # pass 1's walks and the filters' word codes, compiled where the machine has a C compiler
+    # (CI's has)
     if shutil.which("cc") or shutil.which("gcc"):
-        assert [n for n in names if n.startswith("warcdeboil/page/_walk.") and n.endswith(".so")]
+        for module in ("warcdeboil/page/_walk.", "warcdeboil/corpus/_words."):
+            assert [n for n in names if n.startswith(module) and n.endswith(".so")], module
 
 
 def test_a_machine_without_a_c_compiler_still_gets_a_wheel(tmp_path: Path) -> None:

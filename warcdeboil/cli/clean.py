@@ -169,6 +169,10 @@ def clean(
         raise typer.BadParameter("learns from the duplicate stage's groups: not with --dedup off",
                                  param_hint="--url-rules")
     quality = quality_options(fmt, quality_filters, quality_config, drop_flagged, excluded)
+    if quality is not None:  # and which way the filters split words: one more line under -v
+        from warcdeboil.corpus.codes import compiled_coder
+
+        logging.getLogger(__name__).info(compiled_coder().status)
     if engine is Engine.SPARK:
         _spark_ready(work_dir, keep_work_dir)
     elif is_remote(output):

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from itertools import compress
 from operator import methodcaller
 
-from .page import PageText
-from .words import SENTENCE_TERMINALS, is_word, iter_words, split_chunk, unspaced
+from .page import PageText, folded, folded_phrases
+from .words import SENTENCE_TERMINALS, is_word, split_chunk, unspaced
 
 __all__ = ["C4Quality", "c4_lines", "c4_quality"]
 
@@ -75,7 +75,7 @@ def c4_quality(page: PageText, rules: C4Quality) -> list[str]:
     """Why C4 would drop the page (no reason: it keeps it)."""
     reasons = []
     kept = _kept(page, rules, up_to=rules.min_sentences)
-    if rules.min_sentences and _sentences_in(kept, rules.min_sentences) < rules.min_sentences:
+    if rules.min_sentences and _sentences_in(kept, rules.min_sentences, page) < rules.min_sentences:
         reasons.append("few_sentences")
     if rules.lorem_ipsum and any(b"lorem ipsum" in folded for _, folded in kept):
         reasons.append("lorem_ipsum")
@@ -84,7 +84,7 @@ def c4_quality(page: PageText, rules: C4Quality) -> list[str]:
     return reasons
 
 
-def _sentences_in(kept: list[tuple[str, bytes]], enough: int) -> int:
+def _sentences_in(kept: list[tuple[str, bytes]], enough: int, page: PageText) -> int:
     """Sentences in the lines kept, counted until there are ``enough`` (all c4_quality asks).
     A kept line holds one sentence at least (it has words and ends in a mark), so only when
     fewer lines than ``enough`` are kept are their sentences counted, and a line's words are
@@ -95,39 +95,38 @@ def _sentences_in(kept: list[tuple[str, bytes]], enough: int) -> int:
         return len(kept)
     count = 0
     for line, _ in kept:
-        count += _sentences(iter_words(line), enough - count)
+        count += _sentences(page.iter_words(line), enough - count)
         if count >= enough:
             break
     return count
 
 
-def _folded(text: str) -> bytes:
-    """The text's UTF-8 with ASCII letters in lower case: what the rules' phrases (all ASCII)
-    are looked for in, in any case, at a fraction of the cost of ``str.lower``."""
-    return text.encode("utf-8", "surrogatepass").lower()
-
-
 def _kept(page: PageText, rules: C4Quality, judged: list[tuple[str, str]] | None = None,
           up_to: int = 0) -> list[tuple[str, bytes]]:
-    """The lines C4 keeps, each folded (:func:`_folded`) when a rule needs it (else ``b""``);
-    each line and why it goes (``""``: kept) appended to ``judged`` when given. With
+    """The lines C4 keeps, each folded (:func:`.page.folded`) when a rule may need it (else
+    ``b""``); each line and why it goes (``""``: kept) appended to ``judged`` when given. With
     ``up_to``, the first ``up_to`` lines kept only, when no other rule could read the rest
     (the page has neither "lorem ipsum" nor "{"): c4_quality's page rules need no more."""
     kept = []
     end_marks = tuple(rules.end_marks)
     text = page.text
-    folded_page = _folded(text)
-    phrases = [_folded(p) for p in rules.policy_phrases]
+    phrases = folded_phrases(tuple(rules.policy_phrases))
     # Most pages have none of these; a page that has one has each line looked at for it.
     long_words = (rules.max_word_length
                   and max(map(len, page.lines), default=0) > rules.max_word_length)
     citations = rules.remove_citations and "[" in text
-    javascript = rules.javascript_lines and b"javascript" in folded_page
-    policy = rules.policy_lines and any(p in folded_page for p in phrases)
-    lorem = rules.lorem_ipsum and b"lorem ipsum" in folded_page
-    fold = lorem or javascript or policy
+    lorem = rules.lorem_ipsum and page.contains_folded(("lorem ipsum",))[0]
     if judged is not None or lorem or rules.curly_bracket and "{" in text:
         up_to = 0
+    if up_to:
+        # A few lines are read: each is folded and looked at for the phrases, which costs less
+        # than looking for them in the whole page.
+        javascript, policy = rules.javascript_lines, rules.policy_lines
+    else:
+        found = page.contains_folded(("javascript", *rules.policy_phrases))
+        javascript = rules.javascript_lines and found[0]
+        policy = rules.policy_lines and any(found[1:])
+    fold = lorem or javascript or policy
     enough = rules.min_words_per_line
     lines = page.lines
     if judged is None and not long_words and not citations:
@@ -147,7 +146,7 @@ def _kept(page: PageText, rules: C4Quality, judged: list[tuple[str, str]] | None
                   else _unspaced_words(line)) < enough:
                 reason = "few_words"
             else:
-                lowered = _folded(line) if fold else b""
+                lowered = folded(line) if fold else b""
                 if javascript and b"javascript" in lowered:
                     reason = "javascript"
                 elif policy and any(p in lowered for p in phrases):

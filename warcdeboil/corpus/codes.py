@@ -14,12 +14,21 @@ Why by hand: no tokenizer library gives these words (spaCy's English rules, meas
 datatrove), and looking up every piece in the cache took most of the filters' CPU on long pages:
 on cleaneval's content texts (739 pages, 1.76 million pieces) the passes take 0.20 s against
 0.38 s for the lookups once the cache is warm, 0.44 s against 0.57 s from cold.
+
+Where the C extension :mod:`warcdeboil.corpus._words` was built, it splits and codes every piece
+by the rules of :mod:`.words` instead (:func:`compiled_coder`), but those of scripts written
+without spaces, which it looks up in the same cache; it is used only when it gives the oracle's
+codes on a probe text, and ``WARCDEBOIL_PURE_PYTHON`` turns it off, as it does the page walks.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -27,14 +36,17 @@ from .words import (
     _ABBREVIATIONS,
     _INFORMAL,
     _LAST_MARKS,
+    _SYMBOLS,
     _WHOLE,
     ALPHABETIC,
     FLAG_BITS,
     HASH_BASE,
     LENGTH_BITS,
     MAX_LENGTH,
+    PREFIX_MARKS,
     PROPER,
     SPACED,
+    SUFFIX_MARKS,
     _keeps_period,
     ascii_word_code,
     split_chunk,
@@ -42,7 +54,8 @@ from .words import (
     word_hash,
 )
 
-__all__ = ["CACHE_SIZE", "MAX_CHARS", "CodeTables", "WordCache", "page_codes"]
+__all__ = ["CACHE_SIZE", "MAX_CHARS", "CodeTables", "LoadedCoder", "WordCache", "build_coder",
+           "compiled_coder", "load_coder", "page_codes"]
 
 # A text longer than this is coded piece by piece: the tables of powers would hold 16 bytes a
 # character of the longest page for the rest of the run (16 MiB here).
@@ -295,17 +308,98 @@ class _Generation(dict[str, bytes]):
 CACHE_SIZE = 1 << 17
 
 
+class LoadedCoder(NamedTuple):
+    """The compiled coder this process uses (None: the numpy passes), and the one line that
+    says why."""
+
+    coder: Any
+    status: str
+
+
+# The letters Python's case-insensitive matching pairs with an ASCII letter (İ, ı, ſ and the
+# Kelvin sign: re.match("[a-z]", c, re.I) holds for no other character above ASCII); a piece
+# holding one is split in Python, where _SUFFIX's and _ADDRESS's patterns read it.
+CASE_FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
+
+
+def _merged(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(first, last) ranges of code points, sorted and merged where they touch."""
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(pairs):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(last, merged[-1][1]))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def _class_ranges(marks: str, ranges: str) -> list[tuple[int, int]]:
+    """A character class as (first, last) pairs: ``marks`` each standing for itself ("-" too),
+    and ``ranges`` read as a class reads them ("a-c" is a, b and c)."""
+    pairs = [(ord(a), ord(b or a)) for a, _, b in re.findall(r"(.)(-(.))?", ranges, re.DOTALL)]
+    return _merged([(ord(mark), ord(mark)) for mark in marks] + pairs)
+
+
+def build_coder() -> Any:
+    """A compiled coder with the tables of :mod:`.words` (ImportError where the extension
+    was not built)."""
+    from warcdeboil.corpus import _words  # type: ignore[attr-defined]
+
+    deferred = [(start, end - 1) for start, end in _unspaced_ranges()]
+    deferred += [(ord(c), ord(c)) for c in CASE_FOLDS_TO_ASCII]
+    return _words.Coder(
+        abbreviations=sorted(_ABBREVIATIONS), informal=_INFORMAL, whole=_WHOLE,
+        last_marks=_LAST_MARKS_TEXT, prefix=_class_ranges(PREFIX_MARKS, _SYMBOLS),
+        suffix=_class_ranges(SUFFIX_MARKS, _SYMBOLS), deferred=_merged(deferred))
+
+
+# A text with a piece of every form the rules tell apart: the probe a compiled coder must code
+# as the oracle does before a run uses it.
+PROBE = ("The (well-known) U.S. firm's C.E.O., Mr. Smith, said: \"don't\" -- dont...  5km, "
+         "1990-2000; end.The e.g. J. [edit] https://example.com/a www.x.org a.b@c.de "
+         "example.com/path «Москва», Zürich’s naïve—test “quoted.” x:Y a,b 3^2 :) cannot "
+         "北京欢迎你。 ſtraße Ké 😀word ¿Qué? ﬁne ²3 a_b ...x -30 .5 Ph.D. Jan. 16GB")
+
+
+def load_coder(build: Callable[[], Any] = build_coder) -> LoadedCoder:
+    """The compiled coder where it was built (``build``) and gives the oracle's codes on
+    :data:`PROBE`; else None, with the reason."""
+    from warcdeboil.page.walker import PURE_PYTHON
+
+    if os.environ.get(PURE_PYTHON, "") not in ("", "0"):
+        return LoadedCoder(None, f"word codes in Python ({PURE_PYTHON} is set)")
+    try:
+        coder = build()
+    except ImportError:
+        return LoadedCoder(None, "word codes in Python (the C extension was not built)")
+    oracle = WordCache(coder=None)
+    compiled = np.frombuffer(coder.codes(PROBE, _Generation({}, _Codes())), np.uint64)
+    if not np.array_equal(compiled, oracle.piece_codes(PROBE)):
+        return LoadedCoder(None, "word codes in Python (the C extension's answer differs)")
+    return LoadedCoder(coder, "word codes in C (warcdeboil.corpus._words)")
+
+
+@cache
+def compiled_coder() -> LoadedCoder:
+    """:func:`load_coder`'s answer, once a process."""
+    return load_coder()
+
+
 class WordCache:
-    """The codes of a page's words (:func:`page_codes`), and each piece of text that is not
-    one plain word split once: most such pieces of a page ("(the", "U.S.") were seen on
-    earlier pages, and a lookup costs a fraction of a split. Bounded: when the current
-    generation holds ``CACHE_SIZE`` pieces, a new one starts, and the pieces the new one asks
-    for again move over from the old one, which goes at the next turn.
+    """The codes of a page's words (:func:`page_codes`, or the compiled coder's), and each
+    piece of text that is not one plain word split once: most such pieces of a page ("(the",
+    "U.S.") were seen on earlier pages, and a lookup costs a fraction of a split. Bounded: when
+    the current generation holds ``CACHE_SIZE`` pieces, a new one starts, and the pieces the
+    new one asks for again move over from the old one, which goes at the next turn.
+
+    ``coder``: the compiled coder to use, None for the numpy passes; by default the one
+    :func:`compiled_coder` chooses.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, coder: Any = ...) -> None:
         self._pieces = _Generation({}, _Codes())
         self._tables: CodeTables | None = None
+        self._coder = compiled_coder().coder if coder is ... else coder
 
     def next_text(self) -> None:
         """Called before each text: a new generation starts there when this one is full (and
@@ -315,12 +409,20 @@ class WordCache:
             self._pieces = _Generation(self._pieces, _Codes())
 
     @property
+    def coder(self) -> Any:
+        """The compiled coder this cache codes with (None: the numpy passes); the filters ask
+        it for their counts too."""
+        return self._coder
+
+    @property
     def pieces(self) -> dict[str, bytes]:
         """Piece -> its words' codes (split when first asked for)."""
         return self._pieces
 
     def codes(self, text: str) -> np.ndarray:
         """The codes of the words of ``text``."""
+        if self._coder is not None:
+            return np.frombuffer(self._coder.codes(text, self._pieces), np.uint64)
         if len(text) > MAX_CHARS:
             return self.piece_codes(text)
         if self._tables is None:

@@ -6,6 +6,7 @@ Finest Text Data at Scale", section 3.6, and the filter FineWeb was built with (
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import itemgetter
 
 from .page import PageText
@@ -36,13 +37,19 @@ class FineWebQuality:
     max_newlines_per_word: float = 0.3
 
 
+@lru_cache(maxsize=16)
+def _marks(end_marks: str) -> frozenset[str]:
+    """The end marks as a set (made once, not a page)."""
+    return frozenset(end_marks)
+
+
 def fineweb_quality(page: PageText, rules: FineWebQuality) -> list[str]:
     """Why FineWeb's filters would drop the page (no reason: it keeps it)."""
     lines = page.lines
     if not lines:
         return ["empty"]
     reasons = []
-    marks = frozenset(rules.end_marks)
+    marks = _marks(rules.end_marks)
     ended = sum(map(marks.__contains__, map(itemgetter(-1), lines)))
     if ended / len(lines) <= rules.min_line_punct_ratio:
         reasons.append("line_punct_ratio")
@@ -51,8 +58,7 @@ def fineweb_quality(page: PageText, rules: FineWebQuality) -> list[str]:
     if short / len(lines) >= rules.max_short_line_ratio:
         reasons.append("short_line_ratio")
     # Characters of the lines that repeat an earlier one: all but each distinct line's first.
-    chars = sum(map(len, lines))
-    if (chars - sum(map(len, set(lines)))) / chars >= rules.max_char_dup_ratio:
+    if page.line_repeats[1] / page.line_chars >= rules.max_char_dup_ratio:
         reasons.append("char_dup_ratio")
     if len(lines) - 1 > rules.max_newlines_per_word * page.word_count:
         reasons.append("list_ratio")

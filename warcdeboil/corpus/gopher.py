@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from operator import methodcaller
+from typing import NamedTuple
 
 import numpy as np
 
@@ -98,11 +100,18 @@ def gopher_quality(page: PageText, rules: GopherQuality) -> list[str]:
 
 def _stop_words_found(page: PageText, stop_words: tuple[str, ...], any_case: bool) -> int:
     """How many of the stop words occur: as listed, or also capitalised or in capitals."""
-    stop_words = tuple(dict.fromkeys(stop_words))
+    forms, width = _forms(stop_words, any_case)
+    return int(page.present(forms).reshape(-1, width).any(axis=1).sum())
+
+
+@lru_cache(maxsize=64)
+def _forms(stop_words: tuple[str, ...], any_case: bool) -> tuple[tuple[str, ...], int]:
+    """The forms of the stop words looked for, each word's together, and how many a word has
+    (the same few lists on every page: worked out once)."""
+    words = tuple(dict.fromkeys(stop_words))
     if not any_case:
-        return int(page.present(stop_words).sum())
-    forms = tuple(form for word in stop_words for form in (word, word.capitalize(), word.upper()))
-    return int(page.present(forms).reshape(len(stop_words), 3).any(axis=1).sum())
+        return words, 1
+    return tuple(form for word in words for form in (word, word.capitalize(), word.upper())), 3
 
 
 @dataclass(frozen=True)
@@ -159,10 +168,11 @@ def gopher_repetition(page: PageText, rules: GopherRepetition) -> list[str]:
         return ["empty"]
     reasons = []
     chars = page.chars
-    for kind, items, max_frac, max_char_frac in (
-            ("para", page.paragraphs, rules.max_dup_para_frac, rules.max_dup_para_char_frac),
-            ("line", page.lines, rules.max_dup_line_frac, rules.max_dup_line_char_frac)):
-        repeats, repeat_chars = _repeats(items)
+    for kind, items, (repeats, repeat_chars), max_frac, max_char_frac in (
+            ("para", page.paragraphs, page.paragraph_repeats, rules.max_dup_para_frac,
+             rules.max_dup_para_char_frac),
+            ("line", page.lines, page.line_repeats, rules.max_dup_line_frac,
+             rules.max_dup_line_char_frac)):
         if repeats / len(items) > max_frac:
             reasons.append(f"dup_{kind}_frac")
         if repeat_chars / chars > max_char_frac:
@@ -171,40 +181,61 @@ def gopher_repetition(page: PageText, rules: GopherRepetition) -> list[str]:
     return reasons
 
 
-def _repeats(items: list[str]) -> tuple[int, int]:
-    """How many items repeat an earlier one, and their characters: all items but the first
-    of each distinct one."""
-    distinct = set(items)
-    return len(items) - len(distinct), sum(map(len, items)) - sum(map(len, distinct))
-
-
 # n-gram keys: key(w1..wn) = key(w1..wn-1) * _MULTIPLIER + id(wn), wrapping at 2**64. Two
 # different n-grams of a page share a key with a chance of about 2**-64 (an odd multiplier
 # from the golden ratio, as splitmix64's).
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+# The compiled n-gram rules take n-grams of fewer words than this (they come to 19 at most with
+# the defaults).
+_COMPILED_MAX = 256
+_COMPILED_MAX_WORDS = 1 << 29  # and count places in 32 bits
 
 
-def _units(page: PageText, rules: GopherRepetition) -> dict[int, int]:
-    """Each n of the rules -> the n-grams' length in words as the page counts them: n, or more
-    on a page whose words proper are characters of a script written without spaces."""
-    _, proper, spaced, _ = page.counts
-    share = (proper - spaced) / proper if proper else 0.0
-    scale = 1 + (rules.unspaced_chars_per_word - 1) * share
+class _RuleLengths(NamedTuple):
+    """The n-gram rules at the lengths a page counts (m): n -> m, the top and the repeated
+    n-gram rules by m, with their n and limit, and as the compiled rules take them."""
+
+    units: dict[int, int]
+    top: dict[int, tuple[int, float]]
+    dup: dict[int, tuple[int, float]]
+    compiled: tuple[list[tuple[int, int, float]], list[tuple[int, float]]]
+    reasons: dict[int, str]
+
+
+@lru_cache(maxsize=256)
+def _rule_lengths(rules: GopherRepetition, scale: float) -> _RuleLengths:
+    """The rules at ``scale`` words a word (most pages: 1; worked out once for each)."""
     # int(x + 0.5): units grow by at least one when n does (round() ties to even).
-    return {n: max(n, int(n * scale + 0.5)) for n in range(2, 11)}
+    units = {n: max(n, int(n * scale + 0.5)) for n in range(2, 11)}
+    top = {units[n]: (n, limit) for n, limit in rules.top().items()}
+    dup = {units[n]: (n, limit) for n, limit in rules.dup().items()}
+    compiled = ([(m, n, limit) for m, (n, limit) in top.items()],
+                [(m, limit) for m, (_, limit) in dup.items()])
+    reasons = {**{m: f"top_{n}_gram" for m, (n, _) in top.items()},
+               **{m: f"dup_{n}_gram" for m, (n, _) in dup.items()}}
+    return _RuleLengths(units, top, dup, compiled, reasons)
 
 
 def _ngram_reasons(page: PageText, rules: GopherRepetition) -> list[str]:
     """The n-gram rules, on the words' ids. Most pages are far from every threshold: each rule
     first bounds its figure from cheap counts, and counts exactly only when the bound passes.
-    ``m`` is an n-gram's length in words as counted (:func:`_units`), ``n`` the rule's."""
+    ``m`` is an n-gram's length in words as counted (:func:`_rule_lengths`), ``n`` the rule's:
+    more than n on a page whose words proper are characters of a script written without
+    spaces."""
     size, chars = page.word_count, page.chars
     if size < 2 or chars == 0:
         return []
     reasons = []
-    units = _units(page, rules)
-    top = {units[n]: (n, limit) for n, limit in rules.top().items()}
-    dup = {units[n]: (n, limit) for n, limit in rules.dup().items()}
+    _, proper, spaced, _ = page.counts
+    share = (proper - spaced) / proper if proper else 0.0
+    lengths_of = _rule_lengths(rules, 1 + (rules.unspaced_chars_per_word - 1) * share)
+    top, dup = lengths_of.top, lengths_of.dup
+    if page.coder is not None and max([*top, *dup]) < _COMPILED_MAX \
+            and size < _COMPILED_MAX_WORDS:
+        # The same bounds and counts in C (warcdeboil.corpus._words), this function the oracle.
+        flagged = page.coder.ngram_flags(page.codes, chars, *lengths_of.compiled,
+                                         rules.dup_ngrams_union)
+        return [lengths_of.reasons[m] for m in flagged]
     ids, lengths = page.word_ids, page.word_lengths
     ends = np.zeros(size + 1, np.int64)
     np.cumsum(lengths, out=ends[1:])

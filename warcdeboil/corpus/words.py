@@ -70,15 +70,18 @@ SENTENCE_TERMINALS = _expand(_TERMINAL_RANGES)
 
 # Symbols split off a word's edges (as punctuation is): the commonest of them and emoji.
 _SYMBOLS = "©®™°\u2600-\u27bf\U0001f300-\U0001faff"
+# The single marks split off the start of a piece and off its end (besides the symbols).
+PREFIX_MARKS = "\"'`«‘’“”„‚‹¡¿$£€¥₹§#*&%=|,;:!?([{<–—_"
+SUFFIX_MARKS = "\"'`»’”›),;:!?]}>%#*|–—_-"
 # Marks split off the start of a piece, one at a time: ellipses and dashes whole, a hyphen only
 # before what is not a letter or digit ("-via" stays a word), a period before no digit (".5").
 _PREFIX = re.compile(
-    rf"\.\.+|…|--+|[\"'`«‘’“”„‚‹¡¿$£€¥₹§#*&%=|,;:!?(\[{{<–—_{_SYMBOLS}]|-(?![^\W_])|\.(?![0-9])")
+    rf"\.\.+|…|--+|[{re.escape(PREFIX_MARKS)}{_SYMBOLS}]|-(?![^\W_])|\.(?![0-9])")
 # Marks split off the end, one at a time, and English clitics.
 _SUFFIX = re.compile(
     r"(?:\.\.+|…|--+"
     r"|(?<=[^\W_])(?:n['’]t|['’](?:s|m|d|ll|ve|re))"
-    rf"|[\"'`»’”›),;:!?\]}}>%#*|–—_{_SYMBOLS}-]|\.)$", re.IGNORECASE)
+    rf"|[{re.escape(SUFFIX_MARKS)}{_SYMBOLS}]|\.)$", re.IGNORECASE)
 # A number and its unit written together: "5km", "16GB", "8pm".
 _UNIT = re.compile(r"([0-9][0-9.,]*)(km|cm|mm|m|kg|mg|g|oz|ft|mph|kb|mb|gb|am|pm|GB|MB|TB|KB|G|K)")
 # Where a word is split inside: ellipses; dashes before a letter; arithmetic between digits
