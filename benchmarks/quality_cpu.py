@@ -7,8 +7,10 @@ otherwise the runs with the filters would also pay for compiling their modules e
     python benchmarks/quality_cpu.py [ARCHIVE ...] [--repeat N] [--out FILE]
 
 By default every dataset of ``../shared/eval``. The target (issue 37): the four filters
-together add at most 10 % to the run's CPU. Both runs are alternated round by round, so that a
-machine slowed for a while slows both.
+together add at most 10 % to the run's CPU. A round runs every dataset both ways, back to back,
+the order of the two swapped each round: what the filters add is the median over the rounds of
+each pair's difference, so that a machine slowed for a while (this one's throughput drifts by
+several per cent over minutes) slows both runs of a pair, not one side of the comparison.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,7 +44,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("archives", nargs="*", type=Path,
                         default=[EVAL / f"{name}.warc.gz" for name in DATASETS])
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each (least kept)")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds (medians kept)")
     parser.add_argument("--out", type=Path, help="write the Markdown report here too")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -50,22 +53,29 @@ def main() -> None:
 
     env = bytecode_env()
 
-    rows = []
-    totals = [0.0, 0.0]
+    names = [archive.name.replace(".warc.gz", "") for archive in args.archives]
+    without: dict[str, list[float]] = {name: [] for name in names}
+    added: dict[str, list[float]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as tmp:
-        for archive in args.archives:
-            name = archive.name.replace(".warc.gz", "")
-            best = [float("inf"), float("inf")]
-            for round_ in range(args.repeat):
-                for i, extra in enumerate(([], ["--quality-filters", "all"])):
-                    out = Path(tmp) / f"{name}-{i}-{round_}"
-                    best[i] = min(best[i], run_cpu(archive, out, extra, env))
-            totals[0] += best[0]
-            totals[1] += best[1]
-            added = (best[1] - best[0]) / best[0]
-            rows.append(f"| {name} | {best[0]:.2f} | {best[1]:.2f} | {added:+.1%} |")
-            print(rows[-1], file=sys.stderr, flush=True)
-    added = (totals[1] - totals[0]) / totals[0]
+        for round_ in range(args.repeat):
+            for archive, name in zip(args.archives, names, strict=True):
+                pair = [0.0, 0.0]
+                order = (0, 1) if round_ % 2 == 0 else (1, 0)
+                for i in order:
+                    extra = ["--quality-filters", "all"] if i else []
+                    pair[i] = run_cpu(archive, Path(tmp) / f"{name}-{i}-{round_}", extra, env)
+                without[name].append(pair[0])
+                added[name].append(pair[1] - pair[0])
+                print(f"round {round_ + 1}: {name} {pair[0]:.2f} s, {pair[1] - pair[0]:+.2f} s",
+                      file=sys.stderr, flush=True)
+    rows = []
+    total_without = total_added = 0.0
+    for name in names:
+        base, extra_cpu = statistics.median(without[name]), statistics.median(added[name])
+        total_without += base
+        total_added += extra_cpu
+        rows.append(f"| {name} | {base:.2f} | {extra_cpu:+.3f} | {extra_cpu / base:+.1%} |")
+    share = total_added / total_without
     lines = [
         "# The quality filters' share of a content run's CPU",
         "",
@@ -73,14 +83,15 @@ def main() -> None:
         "",
         f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores. "
         f"`clean -f jsonl --mode content -j 1`, CPU seconds of the process tree (bytecode "
-        f"compiled first), the least of {args.repeat} runs; target: at most {TARGET:.0%} more "
-        f"with `--quality-filters all`.",
+        f"compiled first); {args.repeat} rounds, each running every dataset without and with "
+        f"`--quality-filters all` back to back; medians over the rounds. Target: at most "
+        f"{TARGET:.0%} more with the filters.",
         "",
-        "| dataset | CPU s, without | with `--quality-filters all` | added |",
+        "| dataset | CPU s, without | added by the filters, s | added |",
         "|---|---|---|---|",
         *rows,
-        f"| all | {totals[0]:.2f} | {totals[1]:.2f} | {added:+.1%}"
-        f"{'' if added <= TARGET else ' ✗'} |",
+        f"| all | {total_without:.2f} | {total_added:+.3f} | {share:+.1%}"
+        f"{'' if share <= TARGET else ' ✗'} |",
     ]
     report = "\n".join(lines) + "\n"
     print(report)
