@@ -23,6 +23,7 @@ codes on a probe text, and ``WARCDEBOIL_PURE_PYTHON`` turns it off, as it does t
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import sys
@@ -343,11 +344,11 @@ def _class_ranges(marks: str, ranges: str) -> list[tuple[int, int]]:
 def build_coder() -> Any:
     """A compiled coder with the tables of :mod:`.words` (ImportError where the extension
     was not built)."""
-    from warcdeboil.corpus import _words  # type: ignore[attr-defined]
-
+    # by name: the extension is no module of the source tree, and is imported only here
+    words_extension = importlib.import_module("warcdeboil.corpus._words")
     deferred = [(start, end - 1) for start, end in _unspaced_ranges()]
     deferred += [(ord(c), ord(c)) for c in CASE_FOLDS_TO_ASCII]
-    return _words.Coder(
+    return words_extension.Coder(
         abbreviations=sorted(_ABBREVIATIONS), informal=_INFORMAL, whole=_WHOLE,
         last_marks=_LAST_MARKS_TEXT, prefix=_class_ranges(PREFIX_MARKS, _SYMBOLS),
         suffix=_class_ranges(SUFFIX_MARKS, _SYMBOLS), deferred=_merged(deferred))
