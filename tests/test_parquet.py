@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -340,3 +342,34 @@ def test_other_readers_read_the_rows(tmp_path: Path, reader: str, monkeypatch) -
                                    cache_dir=str(tmp_path / "cache"))
         assert data.column_names == [f.name for f in FIELDS]
         assert data.to_list() == expected
+
+
+def test_writing_parquet_does_not_import_pandas_but_pandas_still_works(tmp_path: Path) -> None:
+    # pyarrow imports pandas, where installed, at its first conversion of Python values; the
+    # sink makes that conversion with pandas hidden. A stand-in pandas on the path records
+    # whether it was imported: not by the run, and still importable afterwards.
+    fake = tmp_path / "lib" / "pandas"
+    fake.mkdir(parents=True)
+    marker = tmp_path / "imported"
+    fake.joinpath("__init__.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n__version__ = '0.0.1'\n", encoding="utf-8")
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from warcdeboil.output.formats import OutputFormat\n"
+        "from warcdeboil.run.local import clean\n"
+        "from warcdeboil.run.options import Options\n"
+        f"clean([Path({str(FIXTURES / 'crawl')!r})], Path({str(tmp_path / 'out')!r}),\n"
+        "      Options(workers=1, format=OutputFormat.PARQUET))\n"
+        "print('pandas' in sys.modules)\n"
+        f"assert not Path({str(marker)!r}).exists()\n"
+        "import pandas\n"
+        f"assert Path({str(marker)!r}).exists()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path / "lib"), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False"]
+    assert list((tmp_path / "out").rglob("*.parquet"))

@@ -32,8 +32,10 @@ their own name), a JSON object: ``schema_version``, the software's ``version``, 
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
 import json
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -87,6 +89,35 @@ def check_pyarrow(*, load: bool = False) -> None:
         found = False
     if not found:
         raise ConfigError(f"--format parquet needs pyarrow: {INSTALL_HINT}")
+
+
+class _PandasHidden(importlib.abc.MetaPathFinder):
+    """An import of pandas fails while this finder stands first (see :func:`_settle_pandas`)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("pandas is not used to write Parquet")
+        return None
+
+
+def _settle_pandas() -> None:
+    """pyarrow looks for pandas at its first conversion of Python values (``pa.array``) and,
+    where pandas is installed, imports it for its pandas integration, which writing Parquet
+    never uses: 0.17 CPU-s a process (pandas 3.1, pyarrow 26), a 71-page run's Parquet output
+    +61 % over JSONL's instead of +10 %. While pandas is not imported yet, that first
+    conversion is made here with pandas hidden: pyarrow notes it as absent for its implicit
+    checks, and an explicit use (``Table.to_pandas``) still imports it, since pyarrow tries
+    again then."""
+    if "pandas" in sys.modules:
+        return
+    import pyarrow as pa
+
+    hidden = _PandasHidden()
+    sys.meta_path.insert(0, hidden)
+    try:
+        pa.array([], type=pa.int64())
+    finally:
+        sys.meta_path.remove(hidden)
 
 
 def arrow_type(of: Type) -> pa.DataType:
@@ -209,6 +240,7 @@ class ParquetSink(JsonlSink):
                  row_group_bytes: int | None = None, **kwargs: Any) -> None:
         super().__init__(out, Codec.NONE, source_path, **kwargs)  # compressed inside the file
         check_pyarrow(load=True)
+        _settle_pandas()
         import pyarrow.parquet as pq
 
         self._types = [(f.name, f.type) for f in FIELDS]
