@@ -78,22 +78,30 @@ typedef struct {
 
 /* ---- growing arrays ---- */
 
+/* Room for ``needed`` items of ``item`` bytes in *items (capacity *capacity), doubled as it
+ * grows; -1 with MemoryError set when there is none. */
+static int reserve(void **items, Py_ssize_t *capacity, Py_ssize_t needed, size_t item) {
+    if (needed <= *capacity) return 0;
+    Py_ssize_t grown = *capacity ? *capacity : 64;
+    while (grown < needed) grown *= 2;
+    void *moved = PyMem_Realloc(*items, (size_t)grown * item);
+    if (moved == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *items = moved;
+    *capacity = grown;
+    return 0;
+}
+
 typedef struct {
     Py_ssize_t *items;
     Py_ssize_t size, capacity;
 } Spans; /* word boundaries as pairs (start, end) */
 
 static int spans_add(Spans *spans, Py_ssize_t start, Py_ssize_t end) {
-    if (spans->size + 2 > spans->capacity) {
-        Py_ssize_t capacity = spans->capacity ? spans->capacity * 2 : 64;
-        Py_ssize_t *items = PyMem_Realloc(spans->items, (size_t)capacity * sizeof(Py_ssize_t));
-        if (items == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        spans->items = items;
-        spans->capacity = capacity;
-    }
+    if (reserve((void **)&spans->items, &spans->capacity, spans->size + 2, sizeof(Py_ssize_t)) < 0)
+        return -1;
     spans->items[spans->size++] = start;
     spans->items[spans->size++] = end;
     return 0;
@@ -105,17 +113,7 @@ typedef struct {
 } Codes;
 
 static int codes_reserve(Codes *codes, Py_ssize_t more) {
-    if (codes->size + more <= codes->capacity) return 0;
-    Py_ssize_t capacity = codes->capacity ? codes->capacity : 256;
-    while (capacity < codes->size + more) capacity *= 2;
-    uint64_t *items = PyMem_Realloc(codes->items, (size_t)capacity * sizeof(uint64_t));
-    if (items == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    codes->items = items;
-    codes->capacity = capacity;
-    return 0;
+    return reserve((void **)&codes->items, &codes->capacity, codes->size + more, sizeof(uint64_t));
 }
 
 /* ---- characters ---- */
