@@ -243,6 +243,16 @@ def test_a_process_takes_the_compiled_coder_unless_told_otherwise(
         raise ImportError("no _words")
 
     assert load_coder(missing) == (None, "word codes in Python (the C extension was not built)")
+
+    def refused() -> Any:  # a table word of words.py longer than the C tables hold
+        from warcdeboil.corpus import _words  # type: ignore[attr-defined]
+
+        return _words.Coder(abbreviations=["Incorporatedness" * 2], informal={}, whole={},
+                            last_marks=".", prefix=[], suffix=[], deferred=[])
+
+    loaded = load_coder(refused)
+    assert loaded.coder is None
+    assert loaded.status.startswith("word codes in Python (the C extension refused the tables: ")
     assert WordCache(coder=None).coder is None
 
 

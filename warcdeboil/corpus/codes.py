@@ -373,6 +373,9 @@ def load_coder(build: Callable[[], Any] = build_coder) -> LoadedCoder:
         coder = build()
     except ImportError:
         return LoadedCoder(None, "word codes in Python (the C extension was not built)")
+    except (ValueError, TypeError) as error:  # tables of words.py it cannot hold
+        return LoadedCoder(None, f"word codes in Python (the C extension refused the tables: "
+                                 f"{error})")
     oracle = WordCache(coder=None)
     compiled = np.frombuffer(coder.codes(PROBE, _Generation({}, _Codes())), np.uint64)
     if not np.array_equal(compiled, oracle.piece_codes(PROBE)):
