@@ -140,9 +140,14 @@ class PageText:
         return (int(np.count_nonzero(flags & ALPHABETIC)), int(np.count_nonzero(flags & PROPER)),
                 int(np.count_nonzero(spaced)), int(self.word_lengths[spaced].sum()))
 
+    @cached_property
+    def folded_text(self) -> bytes:
+        """:func:`folded` of the text, made once for every phrase looked for."""
+        return folded(self.text)
+
     def contains_folded(self, phrases: tuple[str, ...]) -> tuple[bool, ...]:
         """Which of ``phrases`` occur in the text, ASCII letters compared in any case."""
-        text = folded(self.text)
+        text = self.folded_text
         return tuple(phrase in text for phrase in folded_phrases(phrases))
 
     def iter_words(self, text: str) -> Iterator[str]:
