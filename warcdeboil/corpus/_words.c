@@ -1006,18 +1006,25 @@ static int table_word(PyObject *text, TableWord *word) {
     return 0;
 }
 
+/* The items of a Python sequence as a list, and a zeroed C array of as many entries of ``item``
+ * bytes in *array (*size of them); NULL with the error set when either cannot be made. */
+static PyObject *listed(PyObject *source, void **array, Py_ssize_t *size, size_t item) {
+    PyObject *items = PySequence_List(source);
+    if (items == NULL) return NULL;
+    *size = PyList_GET_SIZE(items);
+    *array = PyMem_Calloc((size_t)(*size ? *size : 1), item);
+    if (*array == NULL) {
+        Py_DECREF(items);
+        return PyErr_NoMemory();
+    }
+    return items;
+}
+
 /* A table from an iterable of words (abbreviations), or a dict of word -> cut (informal), or a
  * dict of piece -> its words (whole: the words must spell the piece). */
 static int make_table(PyObject *source, Table *table, int kind) {
-    PyObject *keys = PySequence_List(source);
+    PyObject *keys = listed(source, (void **)&table->words, &table->size, sizeof(TableWord));
     if (keys == NULL) return -1;
-    table->size = PyList_GET_SIZE(keys);
-    table->words = PyMem_Calloc((size_t)(table->size ? table->size : 1), sizeof(TableWord));
-    if (table->words == NULL) {
-        Py_DECREF(keys);
-        PyErr_NoMemory();
-        return -1;
-    }
     for (Py_ssize_t i = 0; i < table->size; i++) {
         PyObject *key = PyList_GET_ITEM(keys, i);
         TableWord *word = &table->words[i];
@@ -1074,15 +1081,8 @@ static int compare_ranges(const void *a, const void *b) {
 
 /* Ranges from a sequence of (first, last) pairs, sorted; overlapping ones are refused. */
 static int make_ranges(PyObject *source, Ranges *set) {
-    PyObject *items = PySequence_List(source);
+    PyObject *items = listed(source, (void **)&set->ranges, &set->size, sizeof(Range));
     if (items == NULL) return -1;
-    set->size = PyList_GET_SIZE(items);
-    set->ranges = PyMem_Calloc((size_t)(set->size ? set->size : 1), sizeof(Range));
-    if (set->ranges == NULL) {
-        Py_DECREF(items);
-        PyErr_NoMemory();
-        return -1;
-    }
     for (Py_ssize_t i = 0; i < set->size; i++) {
         unsigned int first, last;
         if (!PyArg_ParseTuple(PyList_GET_ITEM(items, i), "II", &first, &last) || first > last ||
